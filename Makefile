@@ -240,7 +240,7 @@ check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, function and f
 	@git diff --exit-code -- proto/gen || { echo "proto/gen is out of date: run make proto and commit"; exit 1; }
 	$(GO) run ./core/cmd/modproxy -tidy -diff
 	@(cd tools && GOWORK=off $(GO) mod tidy -diff) || { echo "tools/go.mod or go.sum is not tidy: run make tidy"; exit 1; }
-	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule|TestArchitectureDoc|TestSizeLimits|TestTestsWriteProgramsWithWriteExecutable' ./core/archtest/
+	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule|TestArchitectureDoc|TestSizeLimits|TestTestsWriteProgramsWithWriteExecutable|TestChannelPluginsLinkNoMarkdownParser' ./core/archtest/
 	$(GO) test -count=1 -run 'TestConfigurationReference' ./core/config/
 	$(GO) test -count=1 -run 'TestDocs' ./core/cli/
 	cd sdk && $(GO) test -count=1 -run 'TestAPIIsRecorded' .

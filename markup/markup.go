@@ -34,6 +34,7 @@
 package markup
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -107,6 +108,54 @@ func Visible(src string, f Flavour) string {
 // rendering: for a channel that sends the one and measures the other (or
 // falls back to it), at half the cost of calling both.
 func RenderVisible(src string, f Flavour) (out, visible string) { return render(src, f) }
+
+// RenderFor is src rendered for a channel declaring the markup kind m, as
+// the host sends it beside the source (channel.SendRequest.Rendered):
+// nil for a kind rendered as Plain (MarkupNone, unknown kinds), whose
+// text the host sends as plain text instead.
+func RenderFor(src string, m channel.Markup) *channel.Rendered {
+	f := For(m)
+	if f == Plain {
+		return nil
+	}
+	out, vis := render(src, f)
+	return &channel.Rendered{Markup: m, Text: out, Visible: vis}
+}
+
+// RenderSend gives a markdown send the rendering of its text and of its
+// media's captions for a channel declaring m wherever it carries none for
+// m (channel.SendRequest.Rendered, channel.OutboundMedia.CaptionRendered),
+// as the host does before every send: the bundled plugins link no markdown
+// parser and send text without one as plain text. A send in another
+// format, or for a channel that shows no markup, is left as it is.
+func RenderSend(req *channel.SendRequest, m channel.Markup) {
+	if req.Format != channel.FormatMarkdown || For(m) == Plain {
+		return
+	}
+	if _, _, ok := req.Rendered.Of(m); !ok && strings.TrimSpace(req.Text) != "" {
+		req.Rendered = RenderFor(req.Text, m)
+	}
+	copied := false
+	for i, md := range req.Media {
+		if _, _, ok := md.CaptionRendered.Of(m); ok || strings.TrimSpace(md.Caption) == "" {
+			continue
+		}
+		if !copied { // the caller's slice stays as it was
+			req.Media, copied = slices.Clone(req.Media), true
+		}
+		req.Media[i].CaptionRendered = RenderFor(md.Caption, m)
+	}
+}
+
+// RenderEdit is RenderSend for an edit.
+func RenderEdit(req *channel.EditRequest, m channel.Markup) {
+	if req.Format != channel.FormatMarkdown || For(m) == Plain {
+		return
+	}
+	if _, _, ok := req.Rendered.Of(m); !ok && strings.TrimSpace(req.Text) != "" {
+		req.Rendered = RenderFor(req.Text, m)
+	}
+}
 
 // RenderVisibleFrom is RenderVisible(src, f), taken from pre when that is
 // the host's rendering of src for f (channel.SendRequest.Rendered, with

@@ -109,6 +109,36 @@ func TestSplitRendered(t *testing.T) {
 	}
 }
 
+// TestRenderFor: the rendering the host sends beside a markdown text is
+// the flavour of the declared kind, and Of gives it back only for that
+// kind; a channel that shows no markup gets none.
+func TestRenderFor(t *testing.T) {
+	t.Parallel()
+	src := readInput(t, "reply")
+	kinds := []channel.Markup{channel.MarkupHTMLSubset, channel.MarkupMarkdown, channel.MarkupLightweight, channel.MarkupMrkdwn}
+	for _, m := range kinds {
+		r := RenderFor(src, m)
+		out, vis := RenderVisible(src, For(m))
+		if r == nil || r.Markup != m || r.Text != out || r.Visible != vis {
+			t.Fatalf("%s: %+v", m, r)
+		}
+		for _, other := range kinds {
+			gotOut, gotVis, ok := r.Of(other)
+			if ok != (other == m) || (ok && (gotOut != out || gotVis != vis)) {
+				t.Errorf("%s: Of(%s) = %v", m, other, ok)
+			}
+		}
+	}
+	for _, m := range []channel.Markup{channel.MarkupNone, "", "unknown"} {
+		if r := RenderFor(src, m); r != nil {
+			t.Errorf("%q: a rendering for a channel without markup: %+v", m, r)
+		}
+	}
+	if _, _, ok := (*channel.Rendered)(nil).Of(channel.MarkupHTMLSubset); ok {
+		t.Error("a nil rendering is taken")
+	}
+}
+
 // TestSplitGolden: the pieces of a reply split at 120 UTF-16 units in
 // each flavour, each rendered (emoji across a split, a fence closed and
 // reopened, a table's header repeated).

@@ -313,6 +313,36 @@ func TestHostBinaryHasNoPlatformLibrary(t *testing.T) {
 	}
 }
 
+// renderedByHost are the bundled channel plugins that send markdown as
+// the host rendered it (channel.SendRequest.Rendered) and link no
+// markdown parser: goldmark's package initialisers alone kept 0.3 MB of
+// tables in every one of them, idle (docs/performance.md). The web chat
+// renders history pages itself and keeps it.
+var renderedByHost = []string{"./plugins/telegram/cmd/clawhost-telegram", "./plugins/discord/cmd/clawhost-discord",
+	"./plugins/slack/cmd/clawhost-slack", "./plugins/whatsapp/cmd/clawhost-whatsapp"}
+
+// linksMarkdownParser reports whether a package is the markdown parser or
+// the module that wraps it.
+func linksMarkdownParser(dep string) bool {
+	return strings.HasPrefix(dep, "github.com/yuin/goldmark") || dep == "github.com/clawhost/clawhost/markup"
+}
+
+// TestChannelPluginsLinkNoMarkdownParser checks renderedByHost's binaries
+// for the markdown parser, and that the check finds it where it is (the
+// web chat).
+func TestChannelPluginsLinkNoMarkdownParser(t *testing.T) {
+	for _, m := range append(renderedByHost, "./plugins/webchat/cmd/clawhost-webchat") {
+		deps := goFields(t, "list", "-tags", "grpcnotrace", "-deps", m)
+		if len(deps) < 10 {
+			t.Fatalf("go list -deps %s found only %q", m, deps)
+		}
+		found := slices.ContainsFunc(deps, linksMarkdownParser)
+		if web := strings.HasSuffix(m, "webchat"); found != web {
+			t.Errorf("%s links the markdown parser: %v, want %v", m, found, web)
+		}
+	}
+}
+
 // reflectionBloat are packages a plugin binary must not link: each makes
 // the linker keep every exported method of every type a binary converts to
 // an interface (net/rpc registers methods by reflection, text/template calls

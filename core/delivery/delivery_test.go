@@ -13,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
@@ -118,7 +119,7 @@ func (f *fakeChannel) Send(_ context.Context, _ string, req channel.SendRequest)
 func (f *fakeChannel) Edit(_ context.Context, _ string, req channel.EditRequest) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, sent{op: "edit", text: req.Text, format: req.Format, msgID: req.MessageID, buttons: buttonIDs(req.Buttons)})
+	f.calls = append(f.calls, sent{op: "edit", text: req.Text, format: req.Format, msgID: req.MessageID, buttons: buttonIDs(req.Buttons), rendered: req.Rendered})
 	if len(f.editErrs) > 0 {
 		err := f.editErrs[0]
 		f.editErrs = f.editErrs[1:]
@@ -310,10 +311,12 @@ func TestFormattingRejectedFallsBackToPlainAtOnce(t *testing.T) {
 	}
 }
 
-// A reply that fits one message is sent with the rendering its measure
-// made (SendRequest.Rendered), for the channel's markup, so the plugin
-// need not parse it again; the pieces of a cut reply, a plain retry and a
-// channel that shows no markup carry none.
+// Every markdown text is sent with its rendering for the channel's markup
+// (SendRequest.Rendered; a reply that fits one message the one its measure
+// made), so the plugin need not parse it: the bundled ones link no
+// markdown parser. The pieces of a cut reply and the edit of a draft into
+// the reply carry theirs too; a plain retry and a channel that shows no
+// markup carry none.
 func TestSendCarriesTheMeasuredRendering(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
@@ -337,10 +340,26 @@ func TestSendCarriesTheMeasuredRendering(t *testing.T) {
 	cut := newFixture(t, 20)
 	cut.ch.desc.Capabilities.Markup = channel.MarkupHTMLSubset
 	cut.d.Deliver(Reply{Key: "k", ID: cut.entry(), Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown})
-	for i, c := range cut.ch.log() {
-		if c.rendered != nil {
-			t.Errorf("piece %d of a cut reply carries a rendering: %+v", i, c.rendered)
+	pieces := cut.ch.log()
+	if len(pieces) < 2 {
+		t.Fatalf("the reply is not cut: %+v", pieces)
+	}
+	for i, c := range pieces {
+		if want := markup.RenderFor(c.text, channel.MarkupHTMLSubset); c.rendered == nil || *c.rendered != *want {
+			t.Errorf("piece %d of a cut reply carries %+v, want %+v", i, c.rendered, want)
 		}
+	}
+
+	edited := newFixture(t, 100)
+	edited.ch.desc.Capabilities.Markup = channel.MarkupHTMLSubset
+	id := edited.entry()
+	dr := edited.d.NewDraft("k", id, tgt, store.Live{})
+	dr.Update("Hel")
+	dr.Stop()
+	edited.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "**Hello** world", Format: channel.FormatMarkdown, Draft: dr})
+	calls = edited.ch.log()
+	if last := calls[len(calls)-1]; last.op != "edit" || last.rendered == nil || last.rendered.Text != "<b>Hello</b> world" {
+		t.Errorf("the draft's edit into the reply: %+v", calls)
 	}
 
 	plain := newFixture(t, 100)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
@@ -138,8 +139,14 @@ func (d *Dispatcher) sendOneAfter(tgt message.Target, req channel.SendRequest, c
 			return nil, errHalted
 		}
 		wctx, wcancel := context.WithTimeout(d.ctx, readyWait)
-		_, err = d.ch.WaitReady(wctx, tgt.Instance)
+		var desc pluginclient.Description
+		desc, err = d.ch.WaitReady(wctx, tgt.Instance)
 		wcancel()
+		if err == nil {
+			// The bundled plugins link no markdown parser: every markdown
+			// text they get comes rendered for them.
+			markup.RenderSend(&req, desc.Capabilities.Markup)
+		}
 		if err == nil && before != nil {
 			if berr := before(); berr != nil {
 				return nil, berr
@@ -259,9 +266,10 @@ func (d *Dispatcher) edit(tgt message.Target, id, text string, format channel.Fo
 		format = d.shapeOf(d.ctx, tgt.Instance).format()
 	}
 	req := channel.EditRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, MessageID: id, Text: text, Format: format, Buttons: buttons}
+	markup.RenderEdit(&req, d.shapeOf(d.ctx, tgt.Instance).markup)
 	err := d.ch.Edit(ctx, tgt.Instance, req)
 	if channel.CodeOf(err) == channel.CodeFormattingRejected && format != channel.FormatPlain {
-		req.Format = channel.FormatPlain
+		req.Format, req.Rendered = channel.FormatPlain, nil
 		err = d.ch.Edit(ctx, tgt.Instance, req)
 	}
 	return err

@@ -18,7 +18,6 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -64,10 +63,10 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		var caps []string
 		for _, m := range req.Media {
 			if m.Caption != "" {
-				caps = append(caps, m.Caption)
+				caps = append(caps, a.render(m.Caption, req.Format, m.CaptionRendered))
 			}
 		}
-		content = a.render(strings.Join(caps, "\n"), req.Format, nil)
+		content = strings.Join(caps, "\n")
 	}
 	d := callTimeout
 	if len(files) > 0 {
@@ -146,7 +145,7 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if err != nil {
 		return err
 	}
-	content := a.render(req.Text, req.Format, nil)
+	content := a.render(req.Text, req.Format, req.Rendered)
 	opt, cancel := a.call(ctx, callTimeout)
 	defer cancel()
 	// An edit sets the message's buttons: without any (an answered
@@ -287,16 +286,18 @@ func openMedia(media []channel.OutboundMedia) ([]*discordgo.File, func(), error)
 	return files, done, nil
 }
 
-// render turns the host's text into Discord's markup: markdown with its
-// tables as code blocks (markup.Markdown; the host split the reply by that
-// rendering's length); plain text with markdown characters escaped when
-// that still fits the limit. pre is the host's rendering of text
-// (SendRequest.Rendered), taken instead of parsing text again when it is
-// markup.Markdown's; nil: none.
+// render turns the host's text into Discord's markup: markdown as the host
+// rendered it (pre, SendRequest.Rendered: markup.Markdown, tables as code
+// blocks; the host split the reply by that rendering's length), or as it
+// is when the host sent no rendering (Discord shows markdown; the plugin
+// links no markdown parser); plain text with markdown characters escaped
+// when that still fits the limit.
 func (a *Adapter) render(text string, format channel.Format, pre *channel.Rendered) string {
 	if format == channel.FormatMarkdown {
-		out, _ := markup.RenderVisibleFrom(pre, text, markup.Markdown)
-		return out
+		if out, _, ok := pre.Of(channel.MarkupMarkdown); ok {
+			return out
+		}
+		return text
 	}
 	if out := escapeMarkdown(text); channel.TextLen(out, channel.LengthUTF16) <= MaxTextLength {
 		return out

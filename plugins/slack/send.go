@@ -18,7 +18,6 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/status"
 )
@@ -59,10 +58,10 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		var caps []string
 		for _, m := range req.Media {
 			if m.Caption != "" {
-				caps = append(caps, m.Caption)
+				caps = append(caps, render(m.Caption, req.Format, m.CaptionRendered))
 			}
 		}
-		comment = render(strings.Join(caps, "\n"), req.Format, nil)
+		comment = strings.Join(caps, "\n")
 	}
 	for i, m := range req.Media {
 		c := ""
@@ -195,7 +194,7 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if a.api == nil {
 		return channel.Errorf(channel.CodeInternal, "edit before configure")
 	}
-	text := render(req.Text, req.Format, nil)
+	text := render(req.Text, req.Format, req.Rendered)
 	if err := fits(text); err != nil {
 		return err
 	}
@@ -384,14 +383,13 @@ func (p *peekReader) Close() error {
 	return p.c.Close()
 }
 
-// render turns the host's text into mrkdwn (markup.Mrkdwn; the host split
-// the reply by that rendering's length); plain text is escaped (&, <, >)
-// so it shows as written. pre is the host's rendering of text
-// (SendRequest.Rendered), taken instead of parsing text again when it is
-// markup.Mrkdwn's; nil: none.
+// render turns the host's text into mrkdwn: markdown as the host rendered
+// it (pre, SendRequest.Rendered: markup.Mrkdwn; the host split the reply
+// by that rendering's length); plain text, and markdown the host sent no
+// rendering of (the plugin links no markdown parser), escaped (&, <, >) so
+// that it shows as written.
 func render(text string, format channel.Format, pre *channel.Rendered) string {
-	if format == channel.FormatMarkdown {
-		out, _ := markup.RenderVisibleFrom(pre, text, markup.Mrkdwn)
+	if out, _, ok := pre.Of(channel.MarkupMrkdwn); ok && format == channel.FormatMarkdown {
 		return out
 	}
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(text)

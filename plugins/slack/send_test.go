@@ -24,7 +24,8 @@ func TestSendMrkdwn(t *testing.T) {
 	general := srv.AddChannel(slacktest.Channel{Name: "general"})
 	a := newAdapter(t, srv, nil)
 	ctx := context.Background()
-	r, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: "**hi** <@U1> [docs](https://e.com)", Format: channel.FormatMarkdown})
+	const md = "**hi** <@U1> [docs](https://e.com)"
+	r, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: md, Format: channel.FormatMarkdown, Rendered: markup.RenderFor(md, channel.MarkupMrkdwn)})
 	if err != nil || len(r.MessageIDs) != 1 {
 		t.Fatalf("send: %v %v", r, err)
 	}
@@ -308,9 +309,9 @@ func TestMissingScopeAtRuntime(t *testing.T) {
 }
 
 // The host's rendering of a markdown send (SendRequest.Rendered) is what
-// Slack receives when it was made for mrkdwn, so the host's own rendering
-// posts the same text as the text rendered here; one for another markup
-// is ignored.
+// Slack receives when it was made for mrkdwn; without one, or with one for
+// another markup, the text is posted as written (the plugin links no
+// markdown parser).
 func TestSendTakesTheHostsRendering(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
@@ -332,16 +333,19 @@ func TestSendTakesTheHostsRendering(t *testing.T) {
 		t.Fatalf("message %s not at the fake", r.MessageIDs[0])
 		return ""
 	}
-	own := send(nil)
-	out, vis := markup.RenderVisible(md, markup.Mrkdwn)
-	if got := send(&channel.Rendered{Markup: channel.MarkupMrkdwn, Text: out, Visible: vis}); got != own {
-		t.Errorf("with the host's rendering Slack got %q, without %q", got, own)
+	host := markup.RenderFor(md, channel.MarkupMrkdwn)
+	if got := send(host); got != host.Text || !strings.Contains(got, "<https://e.com|the docs>") {
+		t.Errorf("with the host's rendering Slack got %q, want %q", got, host.Text)
 	}
 	// Unlike the text's own rendering, so that the test tells which was sent.
 	if got := send(&channel.Rendered{Markup: channel.MarkupMrkdwn, Text: "from the host", Visible: "from the host"}); got != "from the host" {
 		t.Errorf("a rendering for mrkdwn not taken: posted %q", got)
 	}
-	if got := send(&channel.Rendered{Markup: channel.MarkupLightweight, Text: "from the host", Visible: "from the host"}); got != own {
-		t.Errorf("a rendering for another markup: posted %q, want %q", got, own)
+	// Without one, or with one for another markup: the text as written.
+	escaped := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(md)
+	for _, pre := range []*channel.Rendered{nil, {Markup: channel.MarkupLightweight, Text: "from the host", Visible: "from the host"}} {
+		if got := send(pre); got != escaped {
+			t.Errorf("rendering %+v: posted %q, want %q", pre, got, escaped)
+		}
 	}
 }

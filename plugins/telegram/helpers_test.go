@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
@@ -17,11 +18,28 @@ import (
 const testToken = "123456:TEST-token_secret"
 
 // newTestAdapter returns an adapter configured against srv, with extra
-// config attributes merged in.
-func newTestAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]any) *Adapter {
+// config attributes merged in, whose Send and Edit take requests as
+// clawhost sends them (hostAdapter).
+func newTestAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]any) hostAdapter {
 	t.Helper()
 	a, _ := newLoggedAdapter(t, srv, extra)
-	return a
+	return hostAdapter{a}
+}
+
+// hostAdapter is an Adapter whose Send and Edit first do what clawhost does
+// to every request: a markdown text and its captions get their rendering
+// in Telegram's HTML subset (markup.RenderSend), which the plugin sends;
+// it links no markdown parser. Adapter.Send is the plugin alone.
+type hostAdapter struct{ *Adapter }
+
+func (a hostAdapter) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
+	markup.RenderSend(&req, channel.MarkupHTMLSubset)
+	return a.Adapter.Send(ctx, req)
+}
+
+func (a hostAdapter) Edit(ctx context.Context, req channel.EditRequest) error {
+	markup.RenderEdit(&req, channel.MarkupHTMLSubset)
+	return a.Adapter.Edit(ctx, req)
 }
 
 // newLoggedAdapter is newTestAdapter with its log (all levels) captured.
@@ -80,7 +98,9 @@ func (s *sleepRecorder) Delays() []time.Duration {
 
 // runAdapter runs a in the background and returns a stop function that
 // cancels and waits for Run's result.
-func runAdapter(t *testing.T, ctx context.Context, cancel context.CancelFunc, a *Adapter, inbox channel.Inbox) func() error {
+func runAdapter(t *testing.T, ctx context.Context, cancel context.CancelFunc, a interface {
+	Run(context.Context, channel.Inbox) error
+}, inbox channel.Inbox) func() error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx, inbox) }()

@@ -272,3 +272,30 @@ func TestSetCommandsLogsSkipped(t *testing.T) {
 }
 
 func asErr(err error, target **channel.Error) bool { return errors.As(err, target) }
+
+// A file's markdown caption goes as the host rendered it
+// (OutboundMedia.CaptionRendered), in Telegram's HTML; the plugin alone,
+// given none, sends the caption as plain text.
+func TestSendMarkdownCaption(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := newTestAdapter(t, srv, nil)
+	img := writeFile(t, "chart.png", "\x89PNG")
+	req := channel.SendRequest{ChatID: "1", Format: channel.FormatMarkdown,
+		Media: []channel.OutboundMedia{{Path: img, Kind: channel.MediaImage, Caption: "**the chart**"}}}
+	for _, send := range []func(context.Context, channel.SendRequest) (channel.SendResponse, error){a.Send, a.Adapter.Send} {
+		if _, err := send(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if req.Media[0].CaptionRendered != nil {
+		t.Fatal("the host's rendering changed the caller's media")
+	}
+	s := srv.Sent()
+	if len(s) != 2 || s[0].Method != "sendPhoto" || s[0].Text != "<b>the chart</b>" || s[0].ParseMode != "HTML" {
+		t.Fatalf("with the host's rendering: sent %+v", s)
+	}
+	if s[1].Text != "**the chart**" || s[1].ParseMode != "" {
+		t.Fatalf("without: sent %+v", s[1])
+	}
+}

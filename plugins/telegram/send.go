@@ -11,7 +11,6 @@ import (
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
-	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -80,7 +79,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		return resp, err
 	}
 	textAsCaption := hasText && len(req.Media) > 0 && strings.TrimSpace(req.Media[0].Caption) == "" &&
-		fitsCaption(req.Text, req.Format)
+		fitsCaption(req.Text, req.Format, req.Rendered)
 	if hasText && !textAsCaption {
 		p := clone(base)
 		replyParams(p)
@@ -99,15 +98,15 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	for i, m := range req.Media {
 		p := clone(base)
 		replyParams(p)
-		caption := m.Caption
+		caption, pre := m.Caption, m.CaptionRendered
 		if i == 0 && textAsCaption {
-			caption = req.Text
+			caption, pre = req.Text, req.Rendered
 		}
 		last := ""
 		if i == len(req.Media)-1 {
 			last = keyboard
 		}
-		ids, err := a.sendMedia(ctx, p, m, caption, req.Format, last)
+		ids, err := a.sendMedia(ctx, p, m, caption, pre, req.Format, last)
 		resp.MessageIDs = append(resp.MessageIDs, ids...)
 		if err != nil {
 			return resp, err
@@ -185,31 +184,30 @@ type rendering struct {
 }
 
 // renderings lists the ways to send text within limit, best first: for
-// markdown its HTML (markup.HTMLSubset), then its visible text without
-// markup, should Telegram refuse the HTML; plain text as it is. ok is
-// false when the text does not fit: the host split it to the limit
-// measured so (markup.Split), so that is a text longer than declared.
-// pre is the host's rendering of text (SendRequest.Rendered), taken
-// instead of parsing text again when it is HTMLSubset's; nil: none.
-func renderings(text string, format channel.Format, limit int, pre *channel.Rendered) (out []rendering, ok bool) {
-	if format == channel.FormatMarkdown {
-		html, vis := markup.RenderVisibleFrom(pre, text, markup.HTMLSubset)
-		if strings.TrimSpace(vis) != "" {
-			if channel.TextLen(vis, channel.LengthUTF16) > limit {
-				return nil, false
-			}
-			return []rendering{{html, "HTML"}, {vis, ""}}, true
+// markdown the host's HTML of it (pre: SendRequest.Rendered, made with
+// markup.HTMLSubset), then its visible text without markup, should
+// Telegram refuse the HTML; plain text as it is, and markdown the host
+// sent no rendering of (the plugin links no markdown parser). ok is false
+// when the text does not fit: the host split it to the limit measured so
+// (markup.Split), so that is a text longer than declared; n is its
+// measure.
+func renderings(text string, format channel.Format, limit int, pre *channel.Rendered) (out []rendering, n int, ok bool) {
+	if html, vis, ok := pre.Of(channel.MarkupHTMLSubset); ok && format == channel.FormatMarkdown && strings.TrimSpace(vis) != "" {
+		if n := channel.TextLen(vis, channel.LengthUTF16); n > limit {
+			return nil, n, false
 		}
+		return []rendering{{html, "HTML"}, {vis, ""}}, 0, true
 	}
-	if channel.TextLen(text, channel.LengthUTF16) > limit {
-		return nil, false
+	if n := channel.TextLen(text, channel.LengthUTF16); n > limit {
+		return nil, n, false
 	}
-	return []rendering{{text, ""}}, true
+	return []rendering{{text, ""}}, 0, true
 }
 
-// fitsCaption reports whether text can be sent as a media caption.
-func fitsCaption(text string, format channel.Format) bool {
-	_, ok := renderings(strings.TrimSpace(text), format, maxCaptionLength, nil)
+// fitsCaption reports whether text (rendered as pre) can be sent as a
+// media caption.
+func fitsCaption(text string, format channel.Format, pre *channel.Rendered) bool {
+	_, _, ok := renderings(strings.TrimSpace(text), format, maxCaptionLength, pre)
 	return ok
 }
 
@@ -219,9 +217,9 @@ func fitsCaption(text string, format channel.Format) bool {
 // host's rendering of text (see renderings).
 func (a *Adapter) sendText(ctx context.Context, method string, p tgbotapi.Params, text string, format channel.Format, pre *channel.Rendered) (string, error) {
 	limit := a.textLimit()
-	rs, ok := renderings(text, format, limit, pre)
+	rs, n, ok := renderings(text, format, limit, pre)
 	if !ok {
-		return "", channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units once rendered, the limit is %d", markup.Len(text, markup.HTMLSubset, channel.LengthUTF16), limit)
+		return "", channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units once rendered, the limit is %d", n, limit)
 	}
 	var err error
 	for _, r := range rs {
@@ -307,7 +305,7 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if keyboard != "" {
 		p["reply_markup"] = keyboard
 	}
-	_, err = a.sendText(ctx, "editMessageText", p, req.Text, req.Format, nil)
+	_, err = a.sendText(ctx, "editMessageText", p, req.Text, req.Format, req.Rendered)
 	var ce *channel.Error
 	if errors.As(err, &ce) && ce.Code == channel.CodeInvalidRequest && strings.Contains(ce.Message, "message is not modified") {
 		return nil

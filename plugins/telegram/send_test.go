@@ -45,15 +45,15 @@ func TestSendMarkdownAsHTML(t *testing.T) {
 	}
 }
 
-// The host's rendering of the text (SendRequest.Rendered) is sent as it
-// is, not parsed again, when it is Telegram's HTML subset; one for another
-// markup is ignored and the text rendered; the visible text it carries is
-// what the plain fallback sends.
+// The host's rendering of the text (SendRequest.Rendered) is what is sent
+// when it is Telegram's HTML subset, its visible text the plain fallback;
+// markdown without one, or with one for another markup, goes as plain
+// text as it is (the plugin links no markdown parser).
 func TestSendTakesTheHostsRendering(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	srv.Fail("sendMessage", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0"})
-	a := newTestAdapter(t, srv, nil)
+	a := newTestAdapter(t, srv, nil).Adapter // the plugin alone
 	// Unlike the text's own rendering, so that the test tells which was sent.
 	pre := &channel.Rendered{Markup: channel.MarkupHTMLSubset, Text: "<i>from the host</i>", Visible: "from the host"}
 	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "**done**", Format: channel.FormatMarkdown, Rendered: pre}); err != nil {
@@ -64,12 +64,23 @@ func TestSendTakesTheHostsRendering(t *testing.T) {
 		reqs[1].Params.Get("text") != pre.Visible || reqs[1].Params.Get("parse_mode") != "" {
 		t.Fatalf("requests %+v", reqs)
 	}
-	other := &channel.Rendered{Markup: channel.MarkupMarkdown, Text: "**done**", Visible: "**done**"}
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "**done**", Format: channel.FormatMarkdown, Rendered: other}); err != nil {
+	other := &channel.Rendered{Markup: channel.MarkupMarkdown, Text: "**done** (markdown)", Visible: "**done** (markdown)"}
+	for _, r := range []*channel.Rendered{other, nil} {
+		if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "**done**", Format: channel.FormatMarkdown, Rendered: r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Edit(context.Background(), channel.EditRequest{ChatID: "1", MessageID: "1", Text: "**edited**", Format: channel.FormatMarkdown}); err != nil {
 		t.Fatal(err)
 	}
-	if s := srv.Sent(); len(s) != 2 || s[1].Text != "<b>done</b>" {
-		t.Fatalf("a rendering for another markup: sent %+v", s)
+	s := srv.Sent()
+	if len(s) != 4 {
+		t.Fatalf("sent %+v", s)
+	}
+	for _, m := range s[1:] {
+		if m.ParseMode != "" || !strings.HasPrefix(m.Text, "**") {
+			t.Errorf("markdown without a rendering for html-subset: sent %+v, want the text as plain text", m)
+		}
 	}
 }
 

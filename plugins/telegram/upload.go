@@ -38,10 +38,11 @@ func checkMedia(m channel.OutboundMedia) error {
 	return nil
 }
 
-// sendMedia uploads one file with caption (in format). A caption too long
-// for a caption is sent as a separate text message after the file. markup,
-// when set, is the reply_markup of the last message it posts.
-func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.OutboundMedia, caption string, format channel.Format, markup string) ([]string, error) {
+// sendMedia uploads one file with caption (in format; pre, when not nil,
+// its rendering by the host). A caption too long for a caption is sent as
+// a separate text message after the file. markup, when set, is the
+// reply_markup of the last message it posts.
+func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.OutboundMedia, caption string, pre *channel.Rendered, format channel.Format, markup string) ([]string, error) {
 	st, err := os.Stat(m.Path)
 	if err != nil {
 		return nil, channel.Errorf(channel.CodeInvalidRequest, "media %s: %v", filepath.Base(m.Path), errors.Unwrap(err))
@@ -55,7 +56,7 @@ func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.Ou
 	late := ""
 	if caption != "" {
 		var ok bool
-		if rs, ok = renderings(caption, format, maxCaptionLength, nil); !ok {
+		if rs, _, ok = renderings(caption, format, maxCaptionLength, pre); !ok {
 			late = caption
 		}
 	}
@@ -122,7 +123,7 @@ func (a *Adapter) sendMedia(ctx context.Context, p tgbotapi.Params, m channel.Ou
 		if markup != "" {
 			tp["reply_markup"] = markup
 		}
-		id, err := a.sendText(ctx, "sendMessage", tp, late, format, nil)
+		id, err := a.sendText(ctx, "sendMessage", tp, late, format, pre)
 		if err != nil {
 			return ids, err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"go.mau.fi/whatsmeow/types"
 
+	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
@@ -203,7 +204,8 @@ func TestFakeLinkAndConverse(t *testing.T) {
 	if _, err := srv.WaitChatPresence(ctx, func(p whatsapptest.ChatPresence) bool { return p.State == "composing" }); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := r.a.Send(ctx, channel.SendRequest{ChatID: m.ChatID, Text: "**Hi** Ann", Format: channel.FormatMarkdown, ReplyToMessageID: m.MessageID})
+	resp, err := r.a.Send(ctx, channel.SendRequest{ChatID: m.ChatID, Text: "**Hi** Ann", Format: channel.FormatMarkdown, ReplyToMessageID: m.MessageID,
+		Rendered: markup.RenderFor("**Hi** Ann", channel.MarkupLightweight)})
 	if err != nil || len(resp.MessageIDs) != 1 {
 		t.Fatalf("send: %v %v", resp, err)
 	}
@@ -457,7 +459,9 @@ func TestFakeMedia(t *testing.T) {
 	if err := os.WriteFile(img, png, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := r.a.Send(ctx, channel.SendRequest{ChatID: m.ChatID, Media: []channel.OutboundMedia{{Path: img, Kind: channel.MediaImage, Caption: "the chart"}}})
+	// A markdown caption goes as the host rendered it.
+	resp, err := r.a.Send(ctx, channel.SendRequest{ChatID: m.ChatID, Format: channel.FormatMarkdown, Media: []channel.OutboundMedia{{Path: img, Kind: channel.MediaImage,
+		Caption: "**the chart**", CaptionRendered: markup.RenderFor("**the chart**", channel.MarkupLightweight)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +470,7 @@ func TestFakeMedia(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, err := srv.DownloadSent(sent)
-	if err != nil || string(data) != string(png) || sent.Message.GetImageMessage().GetCaption() != "the chart" {
+	if err != nil || string(data) != string(png) || sent.Message.GetImageMessage().GetCaption() != "*the chart*" {
 		t.Errorf("image out: %q %v caption %q", data, err, sent.Message.GetImageMessage().GetCaption())
 	}
 

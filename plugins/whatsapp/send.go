@@ -17,7 +17,6 @@ import (
 	"go.mau.fi/whatsmeow/types"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -60,16 +59,17 @@ func parseChat(id string) (types.JID, error) {
 // MaxTextLength once rendered is refused with message_too_long before
 // anything is sent: the host splits by that measure. The first message
 // quotes ReplyToMessageID. Each message waits its turn in the pacing.
-// The host's rendering of the text (SendRequest.Rendered) is taken instead
-// of parsing it again when it is markup.Lightweight's.
+// Markdown is sent as the host rendered it (SendRequest.Rendered, and a
+// caption's OutboundMedia.CaptionRendered, markup.Lightweight), or as it
+// is when the host sent no rendering: the plugin links no markdown parser.
 func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
 	to, err := parseChat(req.ChatID)
 	if err != nil {
 		return channel.SendResponse{}, err
 	}
 	text := req.Text
-	if req.Format == channel.FormatMarkdown {
-		text, _ = markup.RenderVisibleFrom(req.Rendered, text, markup.Lightweight)
+	if out, _, ok := req.Rendered.Of(channel.MarkupLightweight); ok && req.Format == channel.FormatMarkdown {
+		text = out
 	}
 	if n := channel.TextLen(text, channel.LengthUTF16); n > MaxTextLength {
 		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "text is %d UTF-16 units once rendered, the limit is %d", n, MaxTextLength)
@@ -93,7 +93,7 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		ids = append(ids, id)
 	}
 	for _, m := range req.Media {
-		msg, err := a.mediaMessage(ctx, cli, m, quote)
+		msg, err := a.mediaMessage(ctx, cli, m, req.Format == channel.FormatMarkdown, quote)
 		if err != nil {
 			return channel.SendResponse{MessageIDs: ids}, err
 		}
@@ -145,8 +145,9 @@ func (a *Adapter) quote(to types.JID, id string) *waE2E.ContextInfo {
 	return &waE2E.ContextInfo{StanzaID: proto.String(id), Participant: proto.String(to.String())}
 }
 
-// mediaMessage uploads a file and returns the message carrying it.
-func (a *Adapter) mediaMessage(ctx context.Context, cli *whatsmeow.Client, m channel.OutboundMedia, quote *waE2E.ContextInfo) (*waE2E.Message, error) {
+// mediaMessage uploads a file and returns the message carrying it, its
+// caption as the host rendered it when markdown.
+func (a *Adapter) mediaMessage(ctx context.Context, cli *whatsmeow.Client, m channel.OutboundMedia, markdown bool, quote *waE2E.ContextInfo) (*waE2E.Message, error) {
 	f, err := os.Open(m.Path)
 	if err != nil {
 		return nil, channel.Errorf(channel.CodeInvalidRequest, "open %s: %v", filepath.Base(m.Path), err)
@@ -198,6 +199,9 @@ func (a *Adapter) mediaMessage(ctx context.Context, cli *whatsmeow.Client, m cha
 	var caption *string
 	if m.Caption != "" {
 		caption = proto.String(m.Caption)
+	}
+	if out, _, ok := m.CaptionRendered.Of(channel.MarkupLightweight); ok && markdown {
+		caption = proto.String(out)
 	}
 	switch mt {
 	case whatsmeow.MediaImage:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"go.mau.fi/whatsmeow"
@@ -65,9 +66,9 @@ func TestSendNotConnected(t *testing.T) {
 }
 
 // The host's rendering of a markdown send (SendRequest.Rendered) is what
-// the fake WhatsApp receives when it was made for markup.Lightweight, so
-// the host's own rendering sends the same text as the text rendered here;
-// one for another markup is ignored.
+// the fake WhatsApp receives when it was made for markup.Lightweight;
+// without one, or with one for another markup, the markdown goes as it is
+// (the plugin links no markdown parser).
 func TestSendTakesTheHostsRendering(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t)
@@ -88,16 +89,17 @@ func TestSendTakesTheHostsRendering(t *testing.T) {
 		}
 		return sent.Text()
 	}
-	own := send(nil)
-	out, vis := markup.RenderVisible(md, markup.Lightweight)
-	if got := send(&channel.Rendered{Markup: channel.MarkupLightweight, Text: out, Visible: vis}); got != own {
-		t.Errorf("with the host's rendering WhatsApp got %q, without %q", got, own)
+	host := markup.RenderFor(md, channel.MarkupLightweight)
+	if got := send(host); got != host.Text || !strings.Contains(got, "*done*") {
+		t.Errorf("with the host's rendering WhatsApp got %q, want %q", got, host.Text)
 	}
 	// Unlike the text's own rendering, so that the test tells which was sent.
 	if got := send(&channel.Rendered{Markup: channel.MarkupLightweight, Text: "from the host", Visible: "from the host"}); got != "from the host" {
 		t.Errorf("a rendering for lightweight not taken: sent %q", got)
 	}
-	if got := send(&channel.Rendered{Markup: channel.MarkupMrkdwn, Text: "from the host", Visible: "from the host"}); got != own {
-		t.Errorf("a rendering for another markup: sent %q, want %q", got, own)
+	for _, pre := range []*channel.Rendered{nil, {Markup: channel.MarkupMrkdwn, Text: "from the host", Visible: "from the host"}} {
+		if got := send(pre); got != md {
+			t.Errorf("rendering %+v: sent %q, want the markdown as it is", pre, got)
+		}
 	}
 }

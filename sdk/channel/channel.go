@@ -395,6 +395,10 @@ type OutboundMedia struct {
 	Kind    MediaKind
 	MIME    string
 	Caption string
+	// CaptionRendered, when not nil (the send's Format markdown), is
+	// Caption as the host rendered it for the channel (see
+	// SendRequest.Rendered).
+	CaptionRendered *Rendered
 }
 
 // SendRequest is one message to post.
@@ -414,9 +418,13 @@ type SendRequest struct {
 	// the last one.
 	Buttons [][]Button
 	// Rendered, when not nil (Format markdown only), is Text as the host
-	// rendered it for the channel while measuring it: a plugin that
-	// renders with the markup module takes it (markup.RenderVisibleFrom)
-	// instead of parsing Text again. Nil: render Text as always.
+	// rendered it for the channel: a plugin sends it (Rendered.Of) instead
+	// of parsing Text itself. clawhost sets it on every markdown send to a
+	// channel whose Capabilities.Markup the markup module renders (every
+	// kind but MarkupNone), so a plugin need not link a markdown parser;
+	// the bundled plugins send Text as plain text when it is nil. A plugin
+	// that renders with the markup module may take it through
+	// markup.RenderVisibleFrom.
 	Rendered *Rendered
 }
 
@@ -431,6 +439,17 @@ type Rendered struct {
 	// of it (markup.Visible: for MarkupHTMLSubset without tags, entities
 	// decoded; else Text), the measure of the length limit.
 	Text, Visible string
+}
+
+// Of returns the rendering and its visible text when r is one for the
+// markup kind m (the channel's Capabilities.Markup); ok is false when r is
+// nil or rendered for another kind, and the caller then sends the source
+// text as plain text (or renders it itself).
+func (r *Rendered) Of(m Markup) (text, visible string, ok bool) {
+	if r == nil || r.Markup != m {
+		return "", "", false
+	}
+	return r.Text, r.Visible, true
 }
 
 // SendResponse is the result of a successful Send.
@@ -472,6 +491,9 @@ type EditRequest struct {
 	// leaves the message with none (a live turn card's Stop button goes
 	// when the card becomes the answer).
 	Buttons [][]Button
+	// Rendered, when not nil (Format markdown only), is Text as the host
+	// rendered it for the channel (see SendRequest.Rendered).
+	Rendered *Rendered
 }
 
 // Offerer is implemented by a channel whose optional interfaces work only

@@ -128,7 +128,7 @@ func (p *Plugin) SetTyping(ctx context.Context, req channel.TypingRequest) error
 
 // Edit replaces the text of a sent message.
 func (p *Plugin) Edit(ctx context.Context, req channel.EditRequest) error {
-	preq := &pb.EditRequest{ChatId: req.ChatID, ThreadId: req.ThreadID, MessageId: req.MessageID, Text: req.Text, Format: string(req.Format), Buttons: wire.ButtonsToProto(req.Buttons)}
+	preq := wire.EditToProto(req)
 	if res, err := p.calls.do(ctx, "edit", &pb.Call{Op: &pb.Call_Edit{Edit: preq}}); err != errUnary {
 		if err != nil {
 			return err

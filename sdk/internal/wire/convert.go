@@ -302,7 +302,7 @@ func InboundFromProto(m *pb.InboundMessage) channel.InboundMessage {
 func MediaToProto(ms []channel.OutboundMedia) []*pb.OutboundMedia {
 	var out []*pb.OutboundMedia
 	for _, m := range ms {
-		out = append(out, &pb.OutboundMedia{Path: m.Path, Kind: string(m.Kind), Mime: m.MIME, Caption: m.Caption})
+		out = append(out, &pb.OutboundMedia{Path: m.Path, Kind: string(m.Kind), Mime: m.MIME, Caption: m.Caption, RenderedCaption: RenderedToProto(m.CaptionRendered)})
 	}
 	return out
 }
@@ -311,7 +311,7 @@ func MediaToProto(ms []channel.OutboundMedia) []*pb.OutboundMedia {
 func MediaFromProto(ms []*pb.OutboundMedia) []channel.OutboundMedia {
 	var out []channel.OutboundMedia
 	for _, m := range ms {
-		out = append(out, channel.OutboundMedia{Path: m.GetPath(), Kind: channel.MediaKind(m.GetKind()), MIME: m.GetMime(), Caption: m.GetCaption()})
+		out = append(out, channel.OutboundMedia{Path: m.GetPath(), Kind: channel.MediaKind(m.GetKind()), MIME: m.GetMime(), Caption: m.GetCaption(), CaptionRendered: RenderedFromProto(m.GetRenderedCaption())})
 	}
 	return out
 }
@@ -324,6 +324,16 @@ func SendToProto(r channel.SendRequest) *pb.SendRequest {
 // SendFromProto converts a send request.
 func SendFromProto(r *pb.SendRequest) channel.SendRequest {
 	return channel.SendRequest{ChatID: r.GetChatId(), ThreadID: r.GetThreadId(), ReplyToMessageID: r.GetReplyToMessageId(), Text: r.GetText(), Format: channel.Format(r.GetFormat()), Media: MediaFromProto(r.GetMedia()), DisableLinkPreview: r.GetDisableLinkPreview(), Silent: r.GetSilent(), Buttons: ButtonsFromProto(r.GetButtons()), Rendered: RenderedFromProto(r.GetRendered())}
+}
+
+// EditToProto converts an edit request.
+func EditToProto(r channel.EditRequest) *pb.EditRequest {
+	return &pb.EditRequest{ChatId: r.ChatID, ThreadId: r.ThreadID, MessageId: r.MessageID, Text: r.Text, Format: string(r.Format), Buttons: ButtonsToProto(r.Buttons), Rendered: RenderedToProto(r.Rendered)}
+}
+
+// EditFromProto converts an edit request.
+func EditFromProto(r *pb.EditRequest) channel.EditRequest {
+	return channel.EditRequest{ChatID: r.GetChatId(), ThreadID: r.GetThreadId(), MessageID: r.GetMessageId(), Text: r.GetText(), Format: channel.Format(r.GetFormat()), Buttons: ButtonsFromProto(r.GetButtons()), Rendered: RenderedFromProto(r.GetRendered())}
 }
 
 // RenderedToProto converts a send's rendering; nil stays nil.

@@ -95,6 +95,16 @@ func TestSendRendered(t *testing.T) {
 	if got := SendFromProto(SendToProto(channel.SendRequest{ChatID: "c"})); got.Rendered != nil {
 		t.Errorf("send without a rendering: %+v", got.Rendered)
 	}
+	withCaption := channel.SendRequest{ChatID: "c", Format: channel.FormatMarkdown, Media: []channel.OutboundMedia{{Path: "/f.png", Kind: channel.MediaImage,
+		Caption: "**x**", CaptionRendered: &channel.Rendered{Markup: channel.MarkupLightweight, Text: "*x*", Visible: "*x*"}}}}
+	if got := SendFromProto(SendToProto(withCaption)); !reflect.DeepEqual(got, withCaption) {
+		t.Errorf("caption: %+v, want %+v", got, withCaption)
+	}
+	edit := channel.EditRequest{ChatID: "c", ThreadID: "t", MessageID: "1", Text: "**hi**", Format: channel.FormatMarkdown,
+		Buttons: [][]channel.Button{{{ID: "b", Label: "B"}}}, Rendered: &channel.Rendered{Markup: channel.MarkupMrkdwn, Text: "*hi*", Visible: "*hi*"}}
+	if got := EditFromProto(EditToProto(edit)); !reflect.DeepEqual(got, edit) {
+		t.Errorf("edit: %+v, want %+v", got, edit)
+	}
 	b, err := proto.Marshal(SendToProto(req))
 	if err != nil {
 		t.Fatal(err)

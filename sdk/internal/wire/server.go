@@ -397,7 +397,7 @@ func (srv *Server) Edit(ctx context.Context, req *pb.EditRequest) (*pb.EditRespo
 	if !ok {
 		return &pb.EditResponse{Error: ErrorToProto(errUnsupported)}, nil
 	}
-	err := e.Edit(ctx, channel.EditRequest{ChatID: req.GetChatId(), ThreadID: req.GetThreadId(), MessageID: req.GetMessageId(), Text: req.GetText(), Format: channel.Format(req.GetFormat()), Buttons: ButtonsFromProto(req.GetButtons())})
+	err := e.Edit(ctx, EditFromProto(req))
 	return &pb.EditResponse{Error: ErrorToProto(err)}, nil
 }
 

@@ -2505,9 +2505,12 @@ type OutboundMedia struct {
 	// A plugin given a secret refuses a send with a path whose grant is
 	// missing or wrong (PluginError code "media_not_granted") and opens
 	// nothing.
-	Grant         []byte `protobuf:"bytes,5,opt,name=grant,proto3" json:"grant,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Grant []byte `protobuf:"bytes,5,opt,name=grant,proto3" json:"grant,omitempty"`
+	// rendered_caption, when set (the send's format markdown), is caption as
+	// the host rendered it for the channel (see SendRequest.rendered).
+	RenderedCaption *RenderedText `protobuf:"bytes,6,opt,name=rendered_caption,json=renderedCaption,proto3" json:"rendered_caption,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *OutboundMedia) Reset() {
@@ -2575,6 +2578,13 @@ func (x *OutboundMedia) GetGrant() []byte {
 	return nil
 }
 
+func (x *OutboundMedia) GetRenderedCaption() *RenderedText {
+	if x != nil {
+		return x.RenderedCaption
+	}
+	return nil
+}
+
 type SendRequest struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	ChatId           string                 `protobuf:"bytes,1,opt,name=chat_id,json=chatId,proto3" json:"chat_id,omitempty"`
@@ -2590,9 +2600,12 @@ type SendRequest struct {
 	// buttons (capability "buttons") are shown under the message, row by row;
 	// when the text is sent as more than one message they go under the last.
 	Buttons []*ButtonRow `protobuf:"bytes,9,rep,name=buttons,proto3" json:"buttons,omitempty"`
-	// rendered, when set (format markdown only), is text as the host already
-	// rendered it for the channel while measuring it: the plugin may send it
-	// instead of parsing text again. Unset: render text as always.
+	// rendered, when set (format markdown only), is text as the host
+	// rendered it for the channel: the plugin sends it instead of parsing
+	// text itself. clawhost sets it on every markdown send to a channel whose
+	// declared markup is one the markup module renders (html-subset,
+	// markdown, lightweight, mrkdwn); the bundled plugins send text as plain
+	// when it is unset, and link no markdown parser.
 	Rendered      *RenderedText `protobuf:"bytes,10,opt,name=rendered,proto3" json:"rendered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2934,7 +2947,10 @@ type EditRequest struct {
 	ThreadId  string                 `protobuf:"bytes,5,opt,name=thread_id,json=threadId,proto3" json:"thread_id,omitempty"`
 	// buttons (capability "buttons") are the message's buttons after the
 	// edit: an edit sets them, and an edit without buttons leaves none.
-	Buttons       []*ButtonRow `protobuf:"bytes,6,rep,name=buttons,proto3" json:"buttons,omitempty"`
+	Buttons []*ButtonRow `protobuf:"bytes,6,rep,name=buttons,proto3" json:"buttons,omitempty"`
+	// rendered, when set (format markdown only), is text as the host
+	// rendered it for the channel (see SendRequest.rendered).
+	Rendered      *RenderedText `protobuf:"bytes,7,opt,name=rendered,proto3" json:"rendered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3007,6 +3023,13 @@ func (x *EditRequest) GetThreadId() string {
 func (x *EditRequest) GetButtons() []*ButtonRow {
 	if x != nil {
 		return x.Buttons
+	}
+	return nil
+}
+
+func (x *EditRequest) GetRendered() *RenderedText {
+	if x != nil {
+		return x.Rendered
 	}
 	return nil
 }
@@ -5742,13 +5765,14 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\fdelivery_ids\x18\x01 \x03(\x04R\vdeliveryIds\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\x03R\fretryAfterMs\"\x0e\n" +
-	"\fNackResponse\"{\n" +
+	"\fNackResponse\"\xc1\x01\n" +
 	"\rOutboundMedia\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04mime\x18\x03 \x01(\tR\x04mime\x12\x18\n" +
 	"\acaption\x18\x04 \x01(\tR\acaption\x12\x14\n" +
-	"\x05grant\x18\x05 \x01(\fR\x05grant\"\x83\x03\n" +
+	"\x05grant\x18\x05 \x01(\fR\x05grant\x12D\n" +
+	"\x10rendered_caption\x18\x06 \x01(\v2\x19.clawhost.v1.RenderedTextR\x0frenderedCaption\"\x83\x03\n" +
 	"\vSendRequest\x12\x17\n" +
 	"\achat_id\x18\x01 \x01(\tR\x06chatId\x12\x1b\n" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12-\n" +
@@ -5774,7 +5798,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\tthread_id\x18\x02 \x01(\tR\bthreadId\x12\x0e\n" +
 	"\x02on\x18\x03 \x01(\bR\x02on\"C\n" +
 	"\x11SetTypingResponse\x12.\n" +
-	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\xc0\x01\n" +
+	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\xf7\x01\n" +
 	"\vEditRequest\x12\x17\n" +
 	"\achat_id\x18\x01 \x01(\tR\x06chatId\x12\x1d\n" +
 	"\n" +
@@ -5782,7 +5806,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x16\n" +
 	"\x06format\x18\x04 \x01(\tR\x06format\x12\x1b\n" +
 	"\tthread_id\x18\x05 \x01(\tR\bthreadId\x120\n" +
-	"\abuttons\x18\x06 \x03(\v2\x16.clawhost.v1.ButtonRowR\abuttons\">\n" +
+	"\abuttons\x18\x06 \x03(\v2\x16.clawhost.v1.ButtonRowR\abuttons\x125\n" +
+	"\brendered\x18\a \x01(\v2\x19.clawhost.v1.RenderedTextR\brendered\">\n" +
 	"\fEditResponse\x12.\n" +
 	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\x91\x01\n" +
 	"\fReactRequest\x12\x17\n" +
@@ -6132,110 +6157,112 @@ var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	29, // 14: clawhost.v1.InboundMessage.action:type_name -> clawhost.v1.Action
 	28, // 15: clawhost.v1.InboundMessage.forward:type_name -> clawhost.v1.Forward
 	30, // 16: clawhost.v1.ButtonRow.buttons:type_name -> clawhost.v1.Button
-	36, // 17: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
-	31, // 18: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
-	38, // 19: clawhost.v1.SendRequest.rendered:type_name -> clawhost.v1.RenderedText
-	1,  // 20: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 21: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
-	31, // 22: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
-	1,  // 23: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 24: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
-	37, // 25: clawhost.v1.Call.send:type_name -> clawhost.v1.SendRequest
-	32, // 26: clawhost.v1.Call.ack:type_name -> clawhost.v1.AckRequest
-	40, // 27: clawhost.v1.Call.set_typing:type_name -> clawhost.v1.SetTypingRequest
-	42, // 28: clawhost.v1.Call.edit:type_name -> clawhost.v1.EditRequest
-	44, // 29: clawhost.v1.Call.react:type_name -> clawhost.v1.ReactRequest
-	39, // 30: clawhost.v1.CallResult.send:type_name -> clawhost.v1.SendResponse
-	33, // 31: clawhost.v1.CallResult.ack:type_name -> clawhost.v1.AckResponse
-	41, // 32: clawhost.v1.CallResult.set_typing:type_name -> clawhost.v1.SetTypingResponse
-	43, // 33: clawhost.v1.CallResult.edit:type_name -> clawhost.v1.EditResponse
-	45, // 34: clawhost.v1.CallResult.react:type_name -> clawhost.v1.ReactResponse
-	1,  // 35: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
-	50, // 36: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
-	1,  // 37: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
-	50, // 38: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
-	55, // 39: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 40: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
-	36, // 41: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
-	31, // 42: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
-	57, // 43: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
-	1,  // 44: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
-	55, // 45: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 46: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
-	60, // 47: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
-	1,  // 48: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
-	55, // 49: clawhost.v1.MessageReceivedRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 50: clawhost.v1.MessageReceivedRequest.sender:type_name -> clawhost.v1.Sender
-	60, // 51: clawhost.v1.MessageReceivedRequest.attachments:type_name -> clawhost.v1.Attachment
-	63, // 52: clawhost.v1.MessageReceivedResponse.notes:type_name -> clawhost.v1.Note
-	1,  // 53: clawhost.v1.MessageReceivedResponse.error:type_name -> clawhost.v1.PluginError
-	55, // 54: clawhost.v1.MessageSendingRequest.conversation:type_name -> clawhost.v1.Conversation
-	66, // 55: clawhost.v1.MessageSendingResponse.media:type_name -> clawhost.v1.MediaFile
-	1,  // 56: clawhost.v1.MessageSendingResponse.error:type_name -> clawhost.v1.PluginError
-	55, // 57: clawhost.v1.AgentEndRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 58: clawhost.v1.AgentEndRequest.sender:type_name -> clawhost.v1.Sender
-	68, // 59: clawhost.v1.AgentEndRequest.tool_steps:type_name -> clawhost.v1.ToolStep
-	1,  // 60: clawhost.v1.AgentEndResponse.error:type_name -> clawhost.v1.PluginError
-	72, // 61: clawhost.v1.ListToolsResponse.tools:type_name -> clawhost.v1.ToolSpec
-	55, // 62: clawhost.v1.CallToolRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 63: clawhost.v1.CallToolRequest.sender:type_name -> clawhost.v1.Sender
-	75, // 64: clawhost.v1.CallToolResponse.files:type_name -> clawhost.v1.ToolFile
-	1,  // 65: clawhost.v1.CallToolResponse.error:type_name -> clawhost.v1.PluginError
-	2,  // 66: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
-	7,  // 67: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
-	9,  // 68: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
-	11, // 69: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
-	14, // 70: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
-	21, // 71: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
-	17, // 72: clawhost.v1.PluginService.Probe:input_type -> clawhost.v1.ProbeRequest
-	23, // 73: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
-	32, // 74: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	34, // 75: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
-	37, // 76: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	40, // 77: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	42, // 78: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	44, // 79: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	48, // 80: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	51, // 81: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	46, // 82: clawhost.v1.ChannelService.Calls:input_type -> clawhost.v1.Call
-	53, // 83: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	56, // 84: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	59, // 85: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	62, // 86: clawhost.v1.MessageReceivedService.MessageReceived:input_type -> clawhost.v1.MessageReceivedRequest
-	65, // 87: clawhost.v1.MessageSendingService.MessageSending:input_type -> clawhost.v1.MessageSendingRequest
-	69, // 88: clawhost.v1.AgentEndService.AgentEnd:input_type -> clawhost.v1.AgentEndRequest
-	71, // 89: clawhost.v1.ToolService.ListTools:input_type -> clawhost.v1.ListToolsRequest
-	74, // 90: clawhost.v1.ToolService.CallTool:input_type -> clawhost.v1.CallToolRequest
-	3,  // 91: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	8,  // 92: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	10, // 93: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
-	13, // 94: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	15, // 95: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
-	22, // 96: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
-	18, // 97: clawhost.v1.PluginService.Probe:output_type -> clawhost.v1.ProbeResponse
-	27, // 98: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	33, // 99: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	35, // 100: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
-	39, // 101: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	41, // 102: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	43, // 103: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	45, // 104: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	49, // 105: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	52, // 106: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	47, // 107: clawhost.v1.ChannelService.Calls:output_type -> clawhost.v1.CallResult
-	54, // 108: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	58, // 109: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	61, // 110: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	64, // 111: clawhost.v1.MessageReceivedService.MessageReceived:output_type -> clawhost.v1.MessageReceivedResponse
-	67, // 112: clawhost.v1.MessageSendingService.MessageSending:output_type -> clawhost.v1.MessageSendingResponse
-	70, // 113: clawhost.v1.AgentEndService.AgentEnd:output_type -> clawhost.v1.AgentEndResponse
-	73, // 114: clawhost.v1.ToolService.ListTools:output_type -> clawhost.v1.ListToolsResponse
-	76, // 115: clawhost.v1.ToolService.CallTool:output_type -> clawhost.v1.CallToolResponse
-	91, // [91:116] is the sub-list for method output_type
-	66, // [66:91] is the sub-list for method input_type
-	66, // [66:66] is the sub-list for extension type_name
-	66, // [66:66] is the sub-list for extension extendee
-	0,  // [0:66] is the sub-list for field type_name
+	38, // 17: clawhost.v1.OutboundMedia.rendered_caption:type_name -> clawhost.v1.RenderedText
+	36, // 18: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
+	31, // 19: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	38, // 20: clawhost.v1.SendRequest.rendered:type_name -> clawhost.v1.RenderedText
+	1,  // 21: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 22: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
+	31, // 23: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	38, // 24: clawhost.v1.EditRequest.rendered:type_name -> clawhost.v1.RenderedText
+	1,  // 25: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 26: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
+	37, // 27: clawhost.v1.Call.send:type_name -> clawhost.v1.SendRequest
+	32, // 28: clawhost.v1.Call.ack:type_name -> clawhost.v1.AckRequest
+	40, // 29: clawhost.v1.Call.set_typing:type_name -> clawhost.v1.SetTypingRequest
+	42, // 30: clawhost.v1.Call.edit:type_name -> clawhost.v1.EditRequest
+	44, // 31: clawhost.v1.Call.react:type_name -> clawhost.v1.ReactRequest
+	39, // 32: clawhost.v1.CallResult.send:type_name -> clawhost.v1.SendResponse
+	33, // 33: clawhost.v1.CallResult.ack:type_name -> clawhost.v1.AckResponse
+	41, // 34: clawhost.v1.CallResult.set_typing:type_name -> clawhost.v1.SetTypingResponse
+	43, // 35: clawhost.v1.CallResult.edit:type_name -> clawhost.v1.EditResponse
+	45, // 36: clawhost.v1.CallResult.react:type_name -> clawhost.v1.ReactResponse
+	1,  // 37: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
+	50, // 38: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
+	1,  // 39: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
+	50, // 40: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
+	55, // 41: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 42: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
+	36, // 43: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
+	31, // 44: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
+	57, // 45: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
+	1,  // 46: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
+	55, // 47: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 48: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
+	60, // 49: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
+	1,  // 50: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
+	55, // 51: clawhost.v1.MessageReceivedRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 52: clawhost.v1.MessageReceivedRequest.sender:type_name -> clawhost.v1.Sender
+	60, // 53: clawhost.v1.MessageReceivedRequest.attachments:type_name -> clawhost.v1.Attachment
+	63, // 54: clawhost.v1.MessageReceivedResponse.notes:type_name -> clawhost.v1.Note
+	1,  // 55: clawhost.v1.MessageReceivedResponse.error:type_name -> clawhost.v1.PluginError
+	55, // 56: clawhost.v1.MessageSendingRequest.conversation:type_name -> clawhost.v1.Conversation
+	66, // 57: clawhost.v1.MessageSendingResponse.media:type_name -> clawhost.v1.MediaFile
+	1,  // 58: clawhost.v1.MessageSendingResponse.error:type_name -> clawhost.v1.PluginError
+	55, // 59: clawhost.v1.AgentEndRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 60: clawhost.v1.AgentEndRequest.sender:type_name -> clawhost.v1.Sender
+	68, // 61: clawhost.v1.AgentEndRequest.tool_steps:type_name -> clawhost.v1.ToolStep
+	1,  // 62: clawhost.v1.AgentEndResponse.error:type_name -> clawhost.v1.PluginError
+	72, // 63: clawhost.v1.ListToolsResponse.tools:type_name -> clawhost.v1.ToolSpec
+	55, // 64: clawhost.v1.CallToolRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 65: clawhost.v1.CallToolRequest.sender:type_name -> clawhost.v1.Sender
+	75, // 66: clawhost.v1.CallToolResponse.files:type_name -> clawhost.v1.ToolFile
+	1,  // 67: clawhost.v1.CallToolResponse.error:type_name -> clawhost.v1.PluginError
+	2,  // 68: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
+	7,  // 69: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
+	9,  // 70: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
+	11, // 71: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
+	14, // 72: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
+	21, // 73: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
+	17, // 74: clawhost.v1.PluginService.Probe:input_type -> clawhost.v1.ProbeRequest
+	23, // 75: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
+	32, // 76: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
+	34, // 77: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	37, // 78: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	40, // 79: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	42, // 80: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	44, // 81: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	48, // 82: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	51, // 83: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	46, // 84: clawhost.v1.ChannelService.Calls:input_type -> clawhost.v1.Call
+	53, // 85: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	56, // 86: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	59, // 87: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	62, // 88: clawhost.v1.MessageReceivedService.MessageReceived:input_type -> clawhost.v1.MessageReceivedRequest
+	65, // 89: clawhost.v1.MessageSendingService.MessageSending:input_type -> clawhost.v1.MessageSendingRequest
+	69, // 90: clawhost.v1.AgentEndService.AgentEnd:input_type -> clawhost.v1.AgentEndRequest
+	71, // 91: clawhost.v1.ToolService.ListTools:input_type -> clawhost.v1.ListToolsRequest
+	74, // 92: clawhost.v1.ToolService.CallTool:input_type -> clawhost.v1.CallToolRequest
+	3,  // 93: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	8,  // 94: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	10, // 95: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
+	13, // 96: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	15, // 97: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
+	22, // 98: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
+	18, // 99: clawhost.v1.PluginService.Probe:output_type -> clawhost.v1.ProbeResponse
+	27, // 100: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	33, // 101: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	35, // 102: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	39, // 103: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	41, // 104: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	43, // 105: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	45, // 106: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	49, // 107: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	52, // 108: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	47, // 109: clawhost.v1.ChannelService.Calls:output_type -> clawhost.v1.CallResult
+	54, // 110: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	58, // 111: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	61, // 112: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	64, // 113: clawhost.v1.MessageReceivedService.MessageReceived:output_type -> clawhost.v1.MessageReceivedResponse
+	67, // 114: clawhost.v1.MessageSendingService.MessageSending:output_type -> clawhost.v1.MessageSendingResponse
+	70, // 115: clawhost.v1.AgentEndService.AgentEnd:output_type -> clawhost.v1.AgentEndResponse
+	73, // 116: clawhost.v1.ToolService.ListTools:output_type -> clawhost.v1.ListToolsResponse
+	76, // 117: clawhost.v1.ToolService.CallTool:output_type -> clawhost.v1.CallToolResponse
+	93, // [93:118] is the sub-list for method output_type
+	68, // [68:93] is the sub-list for method input_type
+	68, // [68:68] is the sub-list for extension type_name
+	68, // [68:68] is the sub-list for extension extendee
+	0,  // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_clawhost_v1_plugin_proto_init() }
