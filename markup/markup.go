@@ -118,7 +118,7 @@ func RenderFor(src string, m channel.Markup) *channel.Rendered {
 	if f == Plain {
 		return nil
 	}
-	out, vis := render(src, f)
+	out, vis := RenderVisible(src, f)
 	return &channel.Rendered{Markup: m, Text: out, Visible: vis}
 }
 
