@@ -262,11 +262,12 @@ func (d *Dispatcher) EditText(tgt message.Target, id, text string) bool {
 func (d *Dispatcher) edit(tgt message.Target, id, text string, format channel.Format, buttons [][]channel.Button) error {
 	ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
 	defer cancel()
+	sh := d.shapeOf(d.ctx, tgt.Instance)
 	if format == "" {
-		format = d.shapeOf(d.ctx, tgt.Instance).format()
+		format = sh.format()
 	}
 	req := channel.EditRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, MessageID: id, Text: text, Format: format, Buttons: buttons}
-	markup.RenderEdit(&req, d.shapeOf(d.ctx, tgt.Instance).markup)
+	markup.RenderEdit(&req, sh.markup) // the plugins link no markdown parser
 	err := d.ch.Edit(ctx, tgt.Instance, req)
 	if channel.CodeOf(err) == channel.CodeFormattingRejected && format != channel.FormatPlain {
 		req.Format, req.Rendered = channel.FormatPlain, nil
