@@ -166,9 +166,10 @@ func (s *spool) Send(ctx context.Context, req channel.SendRequest) (channel.Send
 		return channel.SendResponse{}, channel.Errorf(channel.CodeMessageTooLong, "text of %d UTF-16 units exceeds %d", n, maxText)
 	}
 	id := strconv.FormatInt(s.sent.Add(1), 10)
-	// PLATFORM: send. The host renders markdown for a channel that declares
-	// none (the default); one that renders markup declares it and renders
-	// req.Text itself when req.Format is markdown.
+	// PLATFORM: send. The host renders markdown to plain text for a channel
+	// that declares no markup (the default); one that declares a kind
+	// (Capabilities.Markup) gets each markdown text with the host's rendering
+	// for it: send req.Rendered.Of(kind) when ok, else req.Text as it is.
 	path := filepath.Join(s.dir, "outbox", fmt.Sprintf("%d-%s.txt", time.Now().UnixNano(), id))
 	if err := os.WriteFile(path, []byte(req.Text), 0o600); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
