@@ -159,7 +159,8 @@ test-go: build ## run the tests that need only Go (real-CLI and browser tests sk
 # Every benchmark of every module, then one table of the figures the
 # project holds itself to (core/cmd/benchreport): goal, value, pass/fail.
 # The raw output stays in bin/bench.txt; BENCH_ARGS adds go test flags
-# (e.g. BENCH_ARGS='-count 3' for medians of three).
+# (e.g. BENCH_ARGS='-count 3' for medians of three), passed as written: a
+# "$" in it (-bench 'OutboundTelegram$') reaches go test, not make.
 #
 # BENCH_BASE=<tag or commit> (e.g. v0.1.0) measures that build beside the
 # tree: it is checked out in a temporary worktree (bin/bench-base, removed
@@ -175,7 +176,7 @@ bench: build claude-cli ## run the benchmarks; ends with the table of goals and 
 ifeq ($(strip $(BENCH_BASE)),)
 	@rm -f $(BIN)/bench.txt; set -o pipefail; for m in $(MODULES); do echo "(cd $$m && $(GO) test -bench . ./...)"; \
 	  (cd $$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) \
-	  $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m $(BENCH_ARGS) ./...) | tee -a $(BIN)/bench.txt || exit 1; done
+	  $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m $(value BENCH_ARGS) ./...) | tee -a $(BIN)/bench.txt || exit 1; done
 	@echo; $(GO) run ./core/cmd/benchreport $(BIN)/bench.txt
 else
 	@set -eo pipefail; base=$(CURDIR)/$(BIN)/bench-base; rm -f $(BIN)/bench.txt $(BIN)/bench-base.txt; \
@@ -187,7 +188,7 @@ else
 	    if [ $$side = base ]; then root=$$base out=$(BIN)/bench-base.txt; else root=$(CURDIR) out=$(BIN)/bench.txt; fi; \
 	    for m in $(MODULES); do [ -d $$root/$$m ] || continue; echo "round $$r/$(BENCH_ROUNDS), $$side: (cd $$m && $(GO) test -bench . ./...)"; \
 	      (cd $$root/$$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$$root/$(BIN) \
-	      $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m $(BENCH_ARGS) ./...) | tee -a $$out; done; \
+	      $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m $(value BENCH_ARGS) ./...) | tee -a $$out; done; \
 	  done; done
 	@echo; $(GO) run ./core/cmd/benchreport -base $(BIN)/bench-base.txt -base-name '$(BENCH_BASE)' -base-rev '$(BENCH_BASE)' $(BIN)/bench.txt
 endif
