@@ -132,18 +132,17 @@ func RenderSend(req *channel.SendRequest, m channel.Markup) {
 	if req.Format != channel.FormatMarkdown || For(m) == Plain {
 		return
 	}
-	if _, _, ok := req.Rendered.Of(m); !ok && strings.TrimSpace(req.Text) != "" {
-		req.Rendered = RenderFor(req.Text, m)
-	}
+	req.Rendered = ensureRendered(req.Rendered, req.Text, m)
 	copied := false
 	for i, md := range req.Media {
-		if _, _, ok := md.CaptionRendered.Of(m); ok || strings.TrimSpace(md.Caption) == "" {
+		r := ensureRendered(md.CaptionRendered, md.Caption, m)
+		if r == md.CaptionRendered {
 			continue
 		}
 		if !copied { // the caller's slice stays as it was
 			req.Media, copied = slices.Clone(req.Media), true
 		}
-		req.Media[i].CaptionRendered = RenderFor(md.Caption, m)
+		req.Media[i].CaptionRendered = r
 	}
 }
 
@@ -152,9 +151,16 @@ func RenderEdit(req *channel.EditRequest, m channel.Markup) {
 	if req.Format != channel.FormatMarkdown || For(m) == Plain {
 		return
 	}
-	if _, _, ok := req.Rendered.Of(m); !ok && strings.TrimSpace(req.Text) != "" {
-		req.Rendered = RenderFor(req.Text, m)
+	req.Rendered = ensureRendered(req.Rendered, req.Text, m)
+}
+
+// ensureRendered is pre when it is a rendering for m or src is blank, else
+// src rendered for m.
+func ensureRendered(pre *channel.Rendered, src string, m channel.Markup) *channel.Rendered {
+	if _, _, ok := pre.Of(m); ok || strings.TrimSpace(src) == "" {
+		return pre
 	}
+	return RenderFor(src, m)
 }
 
 // RenderVisibleFrom is RenderVisible(src, f), taken from pre when that is

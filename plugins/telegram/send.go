@@ -191,7 +191,7 @@ type rendering struct {
 // when the text does not fit: the host split it to the limit measured so
 // (markup.Split), so that is a text longer than declared; n is its
 // measure.
-func renderings(text string, format channel.Format, limit int, pre *channel.Rendered) (out []rendering, n int, ok bool) {
+func renderings(text string, format channel.Format, limit int, pre *channel.Rendered) ([]rendering, int, bool) {
 	if html, vis, ok := pre.Of(channel.MarkupHTMLSubset); ok && format == channel.FormatMarkdown && strings.TrimSpace(vis) != "" {
 		if n := channel.TextLen(vis, channel.LengthUTF16); n > limit {
 			return nil, n, false

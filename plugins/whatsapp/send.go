@@ -197,11 +197,12 @@ func (a *Adapter) mediaMessage(ctx context.Context, cli *whatsmeow.Client, m cha
 	}
 	length := proto.Uint64(up.FileLength)
 	var caption *string
-	if m.Caption != "" {
-		caption = proto.String(m.Caption)
-	}
+	text := m.Caption
 	if out, _, ok := m.CaptionRendered.Of(channel.MarkupLightweight); ok && markdown {
-		caption = proto.String(out)
+		text = out
+	}
+	if text != "" {
+		caption = proto.String(text)
 	}
 	switch mt {
 	case whatsmeow.MediaImage:
