@@ -216,6 +216,19 @@ func (s healthStore) Accept(ctx context.Context, in store.Inbound) (store.Accept
 	return r, err
 }
 
+func (s healthStore) AcceptEarly(ctx context.Context, in store.Inbound) (store.AcceptResult, func() error, error) {
+	r, synced, err := store.AcceptEarly(ctx, s.Store, in)
+	if err != nil {
+		s.h.record("accept", err)
+		return r, synced, err
+	}
+	return r, func() error {
+		err := synced()
+		s.h.record("accept", err)
+		return err
+	}, nil
+}
+
 func (s healthStore) Enqueue(ctx context.Context, id int64, key string) error {
 	err := s.Store.Enqueue(ctx, id, key)
 	s.h.record("enqueue", err)

@@ -56,10 +56,18 @@ func TestAgentHealth(t *testing.T) {
 type failingStore struct {
 	store.Store
 	fail error
+	// syncFail is the error of an early accept's fsync.
+	syncFail error
 }
 
 func (f *failingStore) Accept(context.Context, store.Inbound) (store.AcceptResult, error) {
 	return store.AcceptResult{ID: 1}, f.fail
+}
+
+// AcceptEarly commits as Accept does; its fsync fails with syncFail.
+func (f *failingStore) AcceptEarly(ctx context.Context, in store.Inbound) (store.AcceptResult, func() error, error) {
+	res, err := f.Accept(ctx, in)
+	return res, func() error { return f.syncFail }, err
 }
 
 func (f *failingStore) Finish(context.Context, store.FinishRequest) error { return f.fail }
@@ -103,6 +111,21 @@ func TestStoreHealth(t *testing.T) {
 	_, _ = s.Accept(ctx, store.Inbound{})
 	if v := h.view(); v.State != "ok" || v.Errors != 2 {
 		t.Errorf("after a write that worked: %+v", v)
+	}
+	// An accept committed early counts when its fsync fails.
+	f.syncFail = errors.New("fsync: input/output error")
+	_, synced, err := s.AcceptEarly(ctx, store.Inbound{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := h.view(); v.State != "ok" {
+		t.Fatalf("before the fsync: %+v", v)
+	}
+	if err := synced(); err == nil {
+		t.Fatal("synced hid the fsync's error")
+	}
+	if v := h.view(); v.State != "degraded" || v.LastError != "accept: fsync: input/output error" || counted["accept"] != 2 {
+		t.Errorf("after a failed fsync: %+v %v", v, counted)
 	}
 }
 

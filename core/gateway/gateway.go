@@ -521,41 +521,55 @@ func (g *Gateway) conversations(instance string, msgs []channel.InboundMessage) 
 }
 
 // accept stores one conversation's messages in order and hands each new
-// one to its arrival stage.
+// one to its arrival stage. It returns once every message is durable, the
+// plugin's ack standing on that; a message goes to its arrival stage as
+// soon as it is committed (it survives kill -9 then), so its turn is
+// prepared and claude started while the fsync runs. Nothing leaves the
+// process on the strength of the commit alone: every send waits for a
+// later fsync, which covers this commit too (store.EarlyAcceptor).
 func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
+	var synced func() error
 	for _, a := range conv {
-		fresh, err := journal(ctx, g.store, g.obs, g.log, &a)
+		fresh, s, err := journal(ctx, g.store, g.obs, g.log, &a)
 		if err != nil {
+			if synced != nil {
+				_ = synced() // the earlier ones' acks are not given either: the redelivery finds them stored
+			}
 			return err
 		}
+		synced = s // a later commit's sync covers the earlier ones
 		if fresh {
 			g.submit(a)
 		}
 	}
-	return nil
+	if synced == nil {
+		return nil
+	}
+	return synced()
 }
 
 // journal stores a's message in st, the journal (setting its id and the
 // journaled form); fresh is false for a message the journal already
-// holds, which is ignored.
-func journal(ctx context.Context, st store.Store, obs Observer, log hclog.Logger, a *arrival) (fresh bool, err error) {
+// holds, which is ignored. It returns at the commit: synced waits until
+// the message is durable (store.AcceptEarly).
+func journal(ctx context.Context, st store.Store, obs Observer, log hclog.Logger, a *arrival) (fresh bool, synced func() error, err error) {
 	m := &a.Message
 	a.Raw = message.Encode(m)
 	stored := *m
 	stored.V = message.Version // as Decode(a.Raw) has it
 	a.Journaled = &stored
-	res, err := st.Accept(ctx, store.Inbound{Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID, ReceivedAt: m.ReceivedAt, Message: a.Raw})
+	res, synced, err := store.AcceptEarly(ctx, st, store.Inbound{Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID, ReceivedAt: m.ReceivedAt, Message: a.Raw})
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if res.Duplicate {
 		obs.Duplicate(m.Instance)
 		log.Debug("duplicate message ignored", "instance", m.Instance, "chat", m.ChatID, "message", m.MessageID)
-		return false, nil
+		return false, synced, nil
 	}
 	obs.MessageIn(m.Instance)
 	a.ID = res.ID
-	return true, nil
+	return true, synced, nil
 }
 
 // agentTurn are the turn settings of the session key's agent.

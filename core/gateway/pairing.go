@@ -124,7 +124,10 @@ func (g *Gateway) PairingApproved(ctx context.Context, entry string) {
 	// once, and a host that dies before that leaves the hold to the next
 	// start (answerApprovedHolds), which tells them then.
 	a := arrival{key: key, Item: queue.Item{Message: m}}
-	fresh, err := journal(ctx, g.store, g.obs, g.log, &a)
+	fresh, synced, err := journal(ctx, g.store, g.obs, g.log, &a)
+	if err == nil {
+		err = synced()
+	}
 	if err != nil {
 		g.log.Error("answering the message a pairing held failed", "sender", entry, "error", err)
 		return

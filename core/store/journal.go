@@ -12,7 +12,7 @@ type State string
 
 // Journal states.
 const (
-	StateAccepted   State = "accepted"   // stored and acked, not routed yet
+	StateAccepted   State = "accepted"   // stored, not routed yet
 	StateQueued     State = "queued"     // waiting in its session's lane
 	StateProcessing State = "processing" // the runner was (being) started
 	StateParked     State = "parked"     // its turn hit claude's usage limit; waits for the reset
@@ -193,6 +193,31 @@ type AcceptResult struct {
 	// Duplicate reports that the key was seen within the TTL and nothing
 	// was stored.
 	Duplicate bool
+}
+
+// EarlyAcceptor is a Journal whose commit survives the death of the
+// process before it survives an operating-system crash or power loss (an
+// engine that fsyncs after committing, as core/store/sqlite does).
+type EarlyAcceptor interface {
+	// AcceptEarly is Journal.Accept returning once the message is
+	// committed, before it is durable against a power loss: the core may
+	// route and run it meanwhile, and acks it to the plugin only once
+	// synced returned nil. synced returns the fsync's error, after which
+	// the commit is visible but may not survive a power loss (the caller
+	// nacks; the redelivery is a duplicate, acked after a sync that
+	// worked). synced is never nil when err is nil.
+	AcceptEarly(ctx context.Context, in Inbound) (res AcceptResult, synced func() error, err error)
+}
+
+// AcceptEarly is j's EarlyAcceptor.AcceptEarly when it has one, else
+// j.Accept with a synced that returns nil (its commit is durable when
+// Accept returns).
+func AcceptEarly(ctx context.Context, j Journal, in Inbound) (AcceptResult, func() error, error) {
+	if e, ok := j.(EarlyAcceptor); ok {
+		return e.AcceptEarly(ctx, in)
+	}
+	res, err := j.Accept(ctx, in)
+	return res, func() error { return nil }, err
 }
 
 // Entry is a stored journal entry.

@@ -79,10 +79,18 @@
 // suffix of unsynced commits. The syncs run on a goroutine of their own
 // while the writer commits the next batches (they do not wait behind a
 // sync), and one sync serves every durable write committed while the
-// previous one ran. So the path from a platform message to claude's stdin
-// has one fsync (the accept's, shared by every message committed with it),
-// and a delivered reply one (its first send attempt's, recorded with the
-// reply when the channel is ready). [Options.Synchronous] = "NORMAL" drops the fsyncs
+// previous one ran. The accept is the one durable write on the path from
+// a platform message to claude's stdin, and that path does not wait for
+// its fsync: [DB.AcceptEarly] returns at the commit (the writer tells its
+// caller before it hands the fsync to the syncer, so on one processor the
+// message goes on first), the core routes the message and starts its turn
+// while the fsync runs, and acks the plugin once it returned (one fsync
+// for every message committed with it). A power loss before that fsync
+// rolls the message back before anything left the process on its
+// strength (a send waits for a later fsync, which covers it); the
+// platform, never acked, sends it again and its turn runs again, as after
+// a kill -9 mid-turn. A delivered reply has one fsync (its first send
+// attempt's, recorded with the reply when the channel is ready). [Options.Synchronous] = "NORMAL" drops the fsyncs
 // too (they then happen at checkpoints only): an acked message may then be
 // lost in a power loss unless the platform redelivers it. Choose it only
 // for slow disks.

@@ -60,15 +60,28 @@ const (
 	qState         = `SELECT state FROM journal WHERE id = ?`
 )
 
-// Accept implements [store.Journal].
+// Accept implements [store.Journal]: AcceptEarly, then its fsync.
 func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, error) {
+	res, synced, err := d.AcceptEarly(ctx, in)
+	if err != nil {
+		return store.AcceptResult{}, err
+	}
+	if err := synced(); err != nil {
+		return store.AcceptResult{}, fmt.Errorf("accept: %w", err)
+	}
+	return res, nil
+}
+
+// AcceptEarly implements [store.EarlyAcceptor]: it returns at the commit
+// (in the WAL, which survives kill -9), while the fsync that makes it
+// survive a power loss runs; synced waits for that fsync.
+func (d *DB) AcceptEarly(ctx context.Context, in store.Inbound) (res store.AcceptResult, synced func() error, err error) {
 	if in.Instance == "" || in.ChatID == "" {
-		return store.AcceptResult{}, errors.New("accept: instance and chat id are required")
+		return store.AcceptResult{}, nil, errors.New("accept: instance and chat id are required")
 	}
 	key := in.Key()
 	ttl := d.opts.DedupeTTL.Nanoseconds()
-	var res store.AcceptResult
-	err := d.w.durable(ctx, func(t *wtx) error {
+	synced, err = d.w.early(ctx, func(t *wtx) error {
 		now := d.now()
 		id := t.nextID()
 		if key != "" {
@@ -105,9 +118,9 @@ func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, 
 		return nil
 	})
 	if err != nil {
-		return store.AcceptResult{}, fmt.Errorf("accept: %w", err)
+		return store.AcceptResult{}, nil, fmt.Errorf("accept: %w", err)
 	}
-	return res, nil
+	return res, synced, nil
 }
 
 // Entry implements [store.Journal].

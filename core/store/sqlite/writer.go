@@ -48,6 +48,9 @@ type writer struct {
 	syncs   chan []*op // committed batches' durable operations, for the syncer
 	synced  chan struct{}
 	pending []*op // durable operations committed, their sync not started
+	// earlyOps are the ops of the batch just committed waiting for their
+	// commit (writer.early), reused from batch to batch.
+	earlyOps []*op
 }
 
 // op is one write. fn runs inside the batch transaction on the writer
@@ -62,6 +65,9 @@ type op struct {
 	durable bool                  // see writer.durable
 	err     error
 	done    chan struct{}
+	// committed, when not nil, is closed once a durable op committed, before
+	// its fsync (writer.early); done is closed after the fsync.
+	committed chan struct{}
 }
 
 // wtx is what an op sees: the batch transaction.
@@ -158,11 +164,41 @@ func (w *writer) raw(ctx context.Context, fn func(*sql.Conn) error) error {
 	return w.queue(ctx, &op{ctx: ctx, raw: fn, done: make(chan struct{})})
 }
 
+// early is durable returning at the commit, which survives the death of
+// the process: synced waits for the fsync that makes it survive a power
+// loss too, and returns its error. The caller may act inside the process
+// meanwhile (a later durable write's fsync covers this commit too, the WAL
+// being written in order) and acts outside it on the strength of the
+// write only once synced returned nil.
+func (w *writer) early(ctx context.Context, fn func(*wtx) error) (synced func() error, err error) {
+	o := &op{ctx: ctx, fn: fn, durable: true, done: make(chan struct{}), committed: make(chan struct{})}
+	if err := w.enqueue(ctx, o); err != nil {
+		return nil, err
+	}
+	select {
+	case <-o.committed:
+		return func() error { <-o.done; return o.err }, nil
+	case <-o.done: // failed, or no fsync (Synchronous NORMAL)
+		return func() error { return nil }, o.err
+	}
+}
+
 func (w *writer) submit(ctx context.Context, fn func(*wtx) error, durable bool) error {
 	return w.queue(ctx, &op{ctx: ctx, fn: fn, durable: durable, done: make(chan struct{})})
 }
 
 func (w *writer) queue(ctx context.Context, o *op) error {
+	if err := w.enqueue(ctx, o); err != nil {
+		return err
+	}
+	// Once queued, the op is always resolved by the writer (it checks the
+	// op's ctx before running it), so waiting here cannot hang.
+	<-o.done
+	return o.err
+}
+
+// enqueue hands o to the writer, which resolves it.
+func (w *writer) enqueue(ctx context.Context, o *op) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -178,10 +214,7 @@ func (w *writer) queue(ctx context.Context, o *op) error {
 		return ctx.Err()
 	}
 	w.mu.RUnlock()
-	// Once queued, the op is always resolved by the writer (it checks the
-	// op's ctx before running it), so waiting here cannot hang.
-	<-o.done
-	return o.err
+	return nil
 }
 
 func (w *writer) close() {
@@ -242,8 +275,12 @@ func (w *writer) loop() {
 			}
 		}
 		w.run(batch)
+		early := w.earlyOps[:0]
 		for i, o := range batch {
 			if o.durable && o.err == nil && w.sync != nil {
+				if o.committed != nil {
+					early = append(early, o)
+				}
 				w.pending = append(w.pending, o) // resolved by the syncer
 			} else {
 				close(o.done)
@@ -251,6 +288,14 @@ func (w *writer) loop() {
 			batch[i] = nil
 		}
 		w.flush(false)
+		// The early writers are told last: on one processor the goroutine
+		// readied last runs next, so they go on before the syncer's fsync,
+		// which would hold the processor until the runtime takes it back.
+		for i, o := range early {
+			close(o.committed)
+			early[i] = nil
+		}
+		w.earlyOps = early[:0]
 	}
 }
 

@@ -3,10 +3,13 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/store"
 )
 
 // fakeSync stands in for the WAL's fsync: each call reports that it
@@ -175,5 +178,81 @@ func TestNormalDoesNotSync(t *testing.T) {
 	}
 	if err := d.w.durable(context.Background(), nop); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAcceptEarlyReturnsAtTheCommit: AcceptEarly returns once the message
+// is committed, while its sync has not ended: the entry is readable and
+// a redelivery is a duplicate; synced returns only after a sync that
+// started after the commit, with its error; Accept waits for that sync.
+func TestAcceptEarlyReturnsAtTheCommit(t *testing.T) {
+	f := newFakeSync()
+	d := openSynced(t, f)
+	ctx := context.Background()
+	in := store.Inbound{Instance: "tg", ChatID: "1", MessageID: "m1", Message: []byte(`{}`)}
+
+	res, synced, err := d.AcceptEarly(ctx, in)
+	if err != nil || res.Duplicate || res.ID == 0 {
+		t.Fatalf("AcceptEarly = %+v, %v", res, err)
+	}
+	waitFor(t, "the accept's sync", f.started)
+	// Committed, not yet durable: another reader sees it.
+	if e, err := d.Entry(ctx, res.ID); err != nil || e.State != store.StateAccepted {
+		t.Fatalf("entry while its sync runs: %+v, %v", e, err)
+	}
+	syncedErr := make(chan error, 1)
+	go func() { syncedErr <- synced() }()
+	if !pending(syncedErr) {
+		t.Fatal("synced returned before the sync ended")
+	}
+	// A redelivery meanwhile is a duplicate, durable only with a later sync.
+	accepted := make(chan error, 1)
+	go func() {
+		r, err := d.Accept(ctx, in)
+		if err == nil && (!r.Duplicate || r.ID != res.ID) {
+			err = fmt.Errorf("redelivery: %+v", r)
+		}
+		accepted <- err
+	}()
+	f.release <- nil
+	if err := result(t, syncedErr); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the duplicate's sync", f.started)
+	if !pending(accepted) {
+		t.Fatal("Accept returned before its sync ended")
+	}
+	f.release <- nil
+	if err := result(t, accepted); err != nil {
+		t.Fatal(err)
+	}
+
+	// A failed sync is synced's error, the commit stays.
+	res, synced, err = d.AcceptEarly(ctx, store.Inbound{Instance: "tg", ChatID: "1", MessageID: "m2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the failing sync", f.started)
+	go func() { syncedErr <- synced() }()
+	f.release <- errors.New("input/output error")
+	if err := result(t, syncedErr); err == nil || !strings.Contains(err.Error(), "fsync: input/output error") {
+		t.Fatalf("synced after a failed sync: %v", err)
+	}
+	if _, err := d.Entry(ctx, res.ID); err != nil {
+		t.Fatalf("the entry after a failed sync: %v", err)
+	}
+}
+
+// TestAcceptEarlyFailsWithItsCommit: an Accept that does not commit is
+// AcceptEarly's error.
+func TestAcceptEarlyFailsWithItsCommit(t *testing.T) {
+	d := openSynced(t, newFakeSync())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := d.AcceptEarly(ctx, store.Inbound{Instance: "tg", ChatID: "1", MessageID: "m1"}); err == nil {
+		t.Fatalf("AcceptEarly with a cancelled context: %v", err)
+	}
+	if _, _, err := d.AcceptEarly(context.Background(), store.Inbound{ChatID: "1"}); err == nil {
+		t.Fatal("AcceptEarly without an instance")
 	}
 }
