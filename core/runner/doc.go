@@ -136,8 +136,8 @@
 // page tables costs about a millisecond of CPU, too much for every turn), the
 // process's tree — bubblewrap, claude, the tools and MCP servers it started — is measured
 // (procmem.Tree: the proportional set size, so pages the processes share are counted
-// once over all of them) through the memoryMeter port, in a goroutine of its own so the
-// answer never waits for /proc; a process not measured yet counts as the mean of those
+// once over all of them) through the memoryMeter port, in a goroutine of its own two
+// seconds after the turn (measureDelay), so the answer never waits for /proc; a process not measured yet counts as the mean of those
 // that are (210 MB before any is). While the warm processes hold more than
 // Config.WarmMemory the idle ones least worth keeping are stopped, and a start makes
 // room for itself first; busy ones never, so the busy alone may exceed the budget until

@@ -14,8 +14,8 @@ import (
 // pool stays empty: every turn starts a process and release ends it.
 //
 // What a process holds is measured after its first turn and then after a turn at most once
-// per remeasureAfter (measure, off the reply's path) through Runner.meter; one not
-// measured yet counts as the mean of those that are.
+// per remeasureAfter (measure, measureDelay after the turn, once its answer is out) through
+// Runner.meter; one not measured yet counts as the mean of those that are.
 
 // memoryMeter measures a warm process for the Config.WarmMemory budget. The runner's is
 // procmem.Tree; tests plant a recording fake (the fake claude is small, the real one
@@ -147,10 +147,28 @@ func (r *Runner) release(p *proc, keep bool) {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
+			if r.measureAfter > 0 {
+				tm, fired := r.clock.NewTimer(r.measureAfter)
+				defer tm.Stop()
+				select {
+				case <-fired:
+				case <-r.quit:
+					return
+				}
+			}
 			r.measure(p)
 		}()
 	}
 }
+
+// measureDelay is how long after the turn that made it warm, or the one that found its
+// measure stale, a process is measured: once its answer is out. Measured at once, on the
+// one processor the host runs its Go code on while lightly loaded (core/internal/procpace),
+// the goroutine ran before the turn's answer went on, and the kernel's walk of the
+// process's page tables delayed the answer: 0.28 ms with the benchmark's fake claude
+// (BenchmarkFirstTurnTelegram, traced), about 1 ms with the real CLI. Until then the
+// process counts as the others' mean (estimateLocked).
+const measureDelay = 2 * time.Second
 
 // measureDueLocked tells whether p's turn that just ended measures it (remeasureAfter)
 // and, when it does, notes that it was.
@@ -168,8 +186,8 @@ func (r *Runner) measureDueLocked(p *proc) bool {
 
 // measure reads what p holds now (Runner.meter) and, if the warm processes no longer fit
 // Config.WarmMemory with it, stops the idle ones least worth keeping until they do — p
-// itself when it is that one. A turn's answer never waits for it: reading smaps of a
-// 200 MB process takes about a millisecond.
+// itself when it is that one. A turn's answer never waits for it (measureDelay): reading
+// smaps of a 200 MB process takes about a millisecond.
 func (r *Runner) measure(p *proc) { r.stopEvicted(r.measured(p)) }
 
 // measured records p's memory from the meter and returns the processes evicted to fit

@@ -36,6 +36,11 @@ type Runner struct {
 	// unmeasured is what a warm process counts for while none has been measured
 	// (procMemory; tests of the small fake claude set theirs).
 	unmeasured int64
+	// measureAfter is how long after its turn a warm process is measured
+	// (measureDelay; tests of the pool's policy set 0). quit is closed by Close:
+	// a measure still waiting is dropped.
+	measureAfter time.Duration
+	quit         chan struct{}
 	// answers are the times to first answer of returning chats (answers.go).
 	answers answerTimes
 	// sandboxes are what the probe found for each sandbox mode and user the
@@ -122,16 +127,18 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{
-		cfg:        cfg,
-		agents:     agents,
-		log:        logger.Named("runner"),
-		clock:      tstime.Std{},
-		meter:      treeMeter{},
-		unmeasured: procMemory,
-		procs:      map[string]*proc{},
-		lanes:      map[string][]*ticket{},
-		active:     map[string]*Turn{},
-		started:    time.Now(),
+		cfg:          cfg,
+		agents:       agents,
+		log:          logger.Named("runner"),
+		clock:        tstime.Std{},
+		meter:        treeMeter{},
+		unmeasured:   procMemory,
+		measureAfter: measureDelay,
+		quit:         make(chan struct{}),
+		procs:        map[string]*proc{},
+		lanes:        map[string][]*ticket{},
+		active:       map[string]*Turn{},
+		started:      time.Now(),
 	}
 	r.sandboxDone, r.zygoteDone = make(chan struct{}), make(chan struct{})
 	go func() {
@@ -443,6 +450,9 @@ func (r *Runner) Abort(key string) bool {
 // Close aborts running turns, stops every process and waits for them (or ctx).
 func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
+	if !r.closed && r.quit != nil {
+		close(r.quit)
+	}
 	r.closed = true
 	var turns []*Turn
 	for _, t := range r.active {

@@ -43,6 +43,7 @@ func newPolicyRunner(t *testing.T, maxConcurrent, maxWarm int) (*Runner, *testCl
 	}
 	clk := newTestClock()
 	r.clock = clk
+	r.measureAfter = 0 // measured as release returns: r.wg.Wait waits for it
 	return r, clk
 }
 

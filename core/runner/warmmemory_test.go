@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"sync"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 )
 
 // recordingMeter is a memoryMeter that answers from a table (every pid not in it:
@@ -303,5 +306,58 @@ func TestPoolMeasureCadence(t *testing.T) {
 	r.mu.Unlock()
 	if left != 0 {
 		t.Fatalf("a removed process's measure time kept (%d)", left)
+	}
+}
+
+// A warm process is measured measureDelay after its turn, not as the turn ends: on one
+// processor the measure ran before the answer went on. Close drops a measure that
+// still waits.
+func TestPoolMeasuresAfterTheAnswer(t *testing.T) {
+	t.Parallel()
+	r, _ := newPolicyRunner(t, 4, 0)
+	clk := tstimetest.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	r.clock, r.measureAfter = clk, measureDelay
+	m := &recordingMeter{size: map[int]int64{101: 200 * mb, 102: 200 * mb}}
+	r.meter = m
+	p := plant(r, "chat", time.Second, 1)
+	p.pid = 101
+	r.mu.Lock()
+	p.busy = true
+	r.mu.Unlock()
+	armed := clk.Waiters()
+	r.release(p, true) // arms its idle timer, and the measure its delay
+	if !clk.BlockUntil(armed+2, 10*time.Second) {
+		t.Fatal("the measure did not wait for its delay")
+	}
+	if got := m.calls(); len(got) != 0 {
+		t.Fatalf("measured as the turn ended: %v", got)
+	}
+	clk.Advance(measureDelay)
+	r.wg.Wait()
+	if got := m.calls(); !slices.Equal(got, []int{101}) {
+		t.Fatalf("after %v: meter asked about %v, want [101]", measureDelay, got)
+	}
+
+	q := plant(r, "other", time.Second, 1)
+	q.pid = 102
+	r.mu.Lock()
+	q.busy = true
+	r.mu.Unlock()
+	armed = clk.Waiters()
+	r.release(q, true)
+	if !clk.BlockUntil(armed+2, 10*time.Second) {
+		t.Fatal("the second measure did not wait for its delay")
+	}
+	r.mu.Lock()
+	r.removeLocked(p) // planted: no process for Close to stop
+	r.removeLocked(q)
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.Close(ctx); err != nil {
+		t.Fatalf("Close with a measure waiting: %v", err)
+	}
+	if got := m.calls(); len(got) != 1 {
+		t.Fatalf("a measure ran after Close: %v", got)
 	}
 }
