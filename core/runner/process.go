@@ -134,7 +134,7 @@ func (r *Runner) start(key, sessionID string, resume bool, extra string, l launc
 	l.sessionID, l.resume, l.warm = sessionID, resume, !r.cfg.OneShot
 	l.env = l.cfg.baseEnv(os.Environ())
 	prep := r.prepareEarly(key, l)
-	tmp, serr := r.newTmpdir(l.cfg)
+	tmp, serr := r.takeTmpdir(l.cfg)
 	if serr != nil {
 		_ = prep.wait()
 		return nil, serr
@@ -144,7 +144,64 @@ func (r *Runner) start(key, sessionID string, resume bool, extra string, l launc
 		_ = os.RemoveAll(tmp)
 		return nil, serr
 	}
+	// The next start's TMPDIR is made while this claude starts: the turn waits for
+	// its first output now. The turn's goroutine holds r.wg, so Close waits for it too.
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		r.spareTmpdir(l.cfg)
+	}()
 	return p, nil
+}
+
+// takeTmpdir is the TMPDIR for a process of c: the spare one made for c's user after the
+// previous start (spareTmpdir), else one made now. Making a directory and handing it to
+// claude's user were 0.14–0.3 ms of a first turn's path (BenchmarkFirstTurnTelegram,
+// traced, under /tmp).
+func (r *Runner) takeTmpdir(c *Config) (string, *Error) {
+	uid := uidOf(c.RunAs)
+	r.mu.Lock()
+	tmp, ok := r.spareTmp[uid]
+	delete(r.spareTmp, uid)
+	r.mu.Unlock()
+	if ok {
+		return tmp, nil
+	}
+	return r.newTmpdir(c)
+}
+
+// spareTmpdir makes a TMPDIR for the next start of a process running as c's user, unless
+// there is one: an empty directory of its own, as newTmpdir makes at a start. Close
+// removes it.
+func (r *Runner) spareTmpdir(c *Config) {
+	uid := uidOf(c.RunAs)
+	r.mu.Lock()
+	_, have := r.spareTmp[uid]
+	busy := r.closed || have || r.sparing[uid]
+	if !busy {
+		if r.sparing == nil {
+			r.sparing = map[int64]bool{}
+		}
+		r.sparing[uid] = true
+	}
+	r.mu.Unlock()
+	if busy {
+		return
+	}
+	tmp, err := r.newTmpdir(c)
+	r.mu.Lock()
+	delete(r.sparing, uid)
+	keep := err == nil && !r.closed
+	if keep {
+		if r.spareTmp == nil {
+			r.spareTmp = map[int64]string{}
+		}
+		r.spareTmp[uid] = tmp
+	}
+	r.mu.Unlock()
+	if err == nil && !keep {
+		_ = os.RemoveAll(tmp)
+	}
 }
 
 // newTmpdir creates the next process's TMPDIR under Config.StateDir, owned by the user

@@ -79,7 +79,11 @@ type Runner struct {
 	running int
 	active  map[string]*Turn // the current (waiting or running) turn by key, for Abort and Steer
 	seq     int
-	wg      sync.WaitGroup
+	// spareTmp is a TMPDIR made ahead for the next start of a process running as each
+	// user (uidOf; takeTmpdir, spareTmpdir), sparing that the one being made.
+	spareTmp map[int64]string
+	sparing  map[int64]bool
+	wg       sync.WaitGroup
 	// started is when New made the runner: a TMPDIR older is an earlier run's
 	// (RemoveLeftovers).
 	started time.Time
@@ -454,6 +458,8 @@ func (r *Runner) Close(ctx context.Context) error {
 		close(r.quit)
 	}
 	r.closed = true
+	spares := r.spareTmp
+	r.spareTmp = nil
 	var turns []*Turn
 	for _, t := range r.active {
 		turns = append(turns, t)
@@ -466,6 +472,9 @@ func (r *Runner) Close(ctx context.Context) error {
 		}
 	}
 	r.mu.Unlock()
+	for _, tmp := range spares {
+		_ = os.RemoveAll(tmp)
+	}
 	for _, t := range turns {
 		t.abort(KindAborted)
 	}

@@ -1,11 +1,14 @@
 package runner
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // A host killed with -9 leaves its claudes' TMPDIRs under <state>/t. The next run must not
@@ -50,5 +53,55 @@ func TestTMPDIRsAnEarlierRunLeft(t *testing.T) {
 	}
 	if _, err := os.Stat(tmp); err != nil {
 		t.Errorf("the run's own TMPDIR went: %v", err)
+	}
+}
+
+// A claude's start makes the next one's TMPDIR while claude starts: the next start takes
+// it (an empty directory of its own, never a used one) and a spare is made again; Close
+// removes the spare.
+func TestSpareTMPDIR(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, nil)
+	spare := func() string {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			f.r.mu.Lock()
+			tmp := f.r.spareTmp[-1]
+			f.r.mu.Unlock()
+			if tmp != "" {
+				return tmp
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no spare TMPDIR was made after a start")
+			}
+			time.Sleep(5 * time.Millisecond) // made on a goroutine of the start
+		}
+	}
+	tmpOf := func(key string) string {
+		f.r.mu.Lock()
+		defer f.r.mu.Unlock()
+		return f.r.procs[key].tmpdir
+	}
+	mustOK(t, runTurn(t, f.r, TurnRequest{Key: "a", SessionID: uuid.NewString(), NewSession: true, Prompt: "hello"}), "echo: hello")
+	first := spare()
+	if first == tmpOf("a") {
+		t.Fatalf("the spare is the running claude's TMPDIR %s", first)
+	}
+	if entries, err := os.ReadDir(first); err != nil || len(entries) != 0 {
+		t.Fatalf("the spare TMPDIR: %v, %d entries", err, len(entries))
+	}
+	mustOK(t, runTurn(t, f.r, TurnRequest{Key: "b", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"}), "echo: hi")
+	if got := tmpOf("b"); got != first {
+		t.Fatalf("the second claude's TMPDIR is %s, not the spare %s", got, first)
+	}
+	second := spare()
+	if second == first || second == tmpOf("a") {
+		t.Fatalf("the new spare %s is a used TMPDIR", second)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	must(t, f.r.Close(ctx))
+	if _, err := os.Stat(second); !os.IsNotExist(err) {
+		t.Fatalf("the spare TMPDIR after Close: %v", err)
 	}
 }
