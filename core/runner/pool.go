@@ -193,6 +193,12 @@ func (r *Runner) measure(p *proc) { r.stopEvicted(r.measured(p)) }
 // measured records p's memory from the meter and returns the processes evicted to fit
 // the budget with it.
 func (r *Runner) measured(p *proc) []*proc {
+	r.mu.Lock()
+	gone := r.procs[p.key] != p
+	r.mu.Unlock()
+	if gone {
+		return nil // stopped meanwhile (evicted, idle, its chat reset): no walk of its tree
+	}
 	m, ok := r.meter.Memory(p.pid)
 	if !ok {
 		return nil

@@ -310,8 +310,8 @@ func TestPoolMeasureCadence(t *testing.T) {
 }
 
 // A warm process is measured measureDelay after its turn, not as the turn ends: on one
-// processor the measure ran before the answer went on. Close drops a measure that
-// still waits.
+// processor the measure ran before the answer went on. One stopped meanwhile is not
+// measured, and Close drops a measure that still waits.
 func TestPoolMeasuresAfterTheAnswer(t *testing.T) {
 	t.Parallel()
 	r, _ := newPolicyRunner(t, 4, 0)
@@ -338,6 +338,7 @@ func TestPoolMeasuresAfterTheAnswer(t *testing.T) {
 		t.Fatalf("after %v: meter asked about %v, want [101]", measureDelay, got)
 	}
 
+	// A process stopped before its measure is not measured: no walk of its tree.
 	q := plant(r, "other", time.Second, 1)
 	q.pid = 102
 	r.mu.Lock()
@@ -347,6 +348,26 @@ func TestPoolMeasuresAfterTheAnswer(t *testing.T) {
 	r.release(q, true)
 	if !clk.BlockUntil(armed+2, 10*time.Second) {
 		t.Fatal("the second measure did not wait for its delay")
+	}
+	r.mu.Lock()
+	r.removeLocked(q)
+	r.mu.Unlock()
+	clk.Advance(measureDelay)
+	r.wg.Wait()
+	if got := m.calls(); len(got) != 1 {
+		t.Fatalf("a stopped process was measured: %v", got)
+	}
+
+	// Close drops a measure that still waits.
+	q = plant(r, "third", time.Second, 1)
+	q.pid = 102
+	r.mu.Lock()
+	q.busy = true
+	r.mu.Unlock()
+	armed = clk.Waiters()
+	r.release(q, true)
+	if !clk.BlockUntil(armed+2, 10*time.Second) {
+		t.Fatal("the third measure did not wait for its delay")
 	}
 	r.mu.Lock()
 	r.removeLocked(p) // planted: no process for Close to stop
