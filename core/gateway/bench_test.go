@@ -163,6 +163,15 @@ func (c *countingStore) Accept(ctx context.Context, in store.Inbound) (store.Acc
 	return c.Store.Accept(ctx, in)
 }
 
+// AcceptEarly is Accept as the gateway calls it (store.EarlyAcceptor): the
+// accept stage ends at the commit.
+func (c *countingStore) AcceptEarly(ctx context.Context, in store.Inbound) (store.AcceptResult, func() error, error) {
+	c.writes.Add(1)
+	c.durable.Add(1)
+	defer c.mark(stAccept)
+	return store.AcceptEarly(ctx, c.Store, in)
+}
+
 func (c *countingStore) Enqueue(ctx context.Context, id int64, key string) error {
 	if c.gate != nil {
 		<-c.gate
