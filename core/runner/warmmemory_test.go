@@ -319,16 +319,23 @@ func TestPoolMeasuresAfterTheAnswer(t *testing.T) {
 	r.clock, r.measureAfter = clk, measureDelay
 	m := &recordingMeter{size: map[int]int64{101: 200 * mb, 102: 200 * mb}}
 	r.meter = m
-	p := plant(r, "chat", time.Second, 1)
-	p.pid = 101
-	r.mu.Lock()
-	p.busy = true
-	r.mu.Unlock()
-	armed := clk.Waiters()
-	r.release(p, true) // arms its idle timer, and the measure its delay
-	if !clk.BlockUntil(armed+2, 10*time.Second) {
-		t.Fatal("the measure did not wait for its delay")
+	// turn plants key's process, ends a turn of it and returns once its measure waits
+	// for its delay.
+	turn := func(key string, pid int) *proc {
+		t.Helper()
+		p := plant(r, key, time.Second, 1)
+		p.pid = pid
+		r.mu.Lock()
+		p.busy = true
+		r.mu.Unlock()
+		armed := clk.Waiters()
+		r.release(p, true) // arms its idle timer, and the measure its delay
+		if !clk.BlockUntil(armed+2, 10*time.Second) {
+			t.Fatalf("the measure of %s did not wait for its delay", key)
+		}
+		return p
 	}
+	p := turn("chat", 101)
 	if got := m.calls(); len(got) != 0 {
 		t.Fatalf("measured as the turn ended: %v", got)
 	}
@@ -339,16 +346,7 @@ func TestPoolMeasuresAfterTheAnswer(t *testing.T) {
 	}
 
 	// A process stopped before its measure is not measured: no walk of its tree.
-	q := plant(r, "other", time.Second, 1)
-	q.pid = 102
-	r.mu.Lock()
-	q.busy = true
-	r.mu.Unlock()
-	armed = clk.Waiters()
-	r.release(q, true)
-	if !clk.BlockUntil(armed+2, 10*time.Second) {
-		t.Fatal("the second measure did not wait for its delay")
-	}
+	q := turn("other", 102)
 	r.mu.Lock()
 	r.removeLocked(q)
 	r.mu.Unlock()
@@ -359,16 +357,7 @@ func TestPoolMeasuresAfterTheAnswer(t *testing.T) {
 	}
 
 	// Close drops a measure that still waits.
-	q = plant(r, "third", time.Second, 1)
-	q.pid = 102
-	r.mu.Lock()
-	q.busy = true
-	r.mu.Unlock()
-	armed = clk.Waiters()
-	r.release(q, true)
-	if !clk.BlockUntil(armed+2, 10*time.Second) {
-		t.Fatal("the third measure did not wait for its delay")
-	}
+	q = turn("third", 102)
 	r.mu.Lock()
 	r.removeLocked(p) // planted: no process for Close to stop
 	r.removeLocked(q)
