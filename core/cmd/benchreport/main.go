@@ -62,6 +62,9 @@ var figures = []figure{
 	// stolen time): the floor under the two p99s above.
 	{Name: "machine floor: 1 ms of CPU work, p99", Bench: "BenchmarkMachineFloor", Metric: "work-p99-ns", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "fsyncs per message, inbound → stdin", Bench: "BenchmarkInboundToRun/sync=FULL", Metric: "fsyncs/msg", Goal: 1, Max: true, Scale: 1, Unit: ""},
+	// The plugin's ack waits for the accept's fsync, which runs beside
+	// the turn since the message goes on at the commit (docs/guarantees.md).
+	{Name: "inbound → the plugin's ack (the accept's fsync), p50", Bench: "BenchmarkInboundToRun/sync=FULL", Metric: "ack-p50-ns", Info: true, Scale: 1e6, Unit: "ms"},
 	// The outbound path through the real binary, the Telegram plugin and
 	// the fake Bot API, a warm session, an instant fake claude
 	// (core/e2e/outbound_bench_test.go): claude's result line → sendMessage,
