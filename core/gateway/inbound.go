@@ -56,10 +56,7 @@ func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 	for _, a := range conv {
 		fresh, s, err := journal(ctx, g.store, g.obs, g.log, &a)
 		if err != nil {
-			if synced != nil {
-				_ = synced() // the earlier ones' acks are not given either: the redelivery finds them stored
-			}
-			return err
+			return err // no ack for the earlier ones either: their redelivery finds them stored
 		}
 		synced = s // a later commit's sync covers the earlier ones
 		if fresh {

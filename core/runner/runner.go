@@ -80,9 +80,8 @@ type Runner struct {
 	active  map[string]*Turn // the current (waiting or running) turn by key, for Abort and Steer
 	seq     int
 	// spareTmp is a TMPDIR made ahead for the next start of a process running as each
-	// user (uidOf; takeTmpdir, spareTmpdir), sparing that the one being made.
+	// user (uidOf; takeTmpdir, spareTmpdir), "" while it is being made.
 	spareTmp map[int64]string
-	sparing  map[int64]bool
 	wg       sync.WaitGroup
 	// started is when New made the runner: a TMPDIR older is an earlier run's
 	// (RemoveLeftovers).
@@ -473,7 +472,9 @@ func (r *Runner) Close(ctx context.Context) error {
 	}
 	r.mu.Unlock()
 	for _, tmp := range spares {
-		_ = os.RemoveAll(tmp)
+		if tmp != "" { // one being made is removed by its maker, which sees r.closed
+			_ = os.RemoveAll(tmp)
+		}
 	}
 	for _, t := range turns {
 		t.abort(KindAborted)

@@ -16,42 +16,40 @@ import (
 func (r *Runner) takeTmpdir(c *Config) (string, *Error) {
 	uid := uidOf(c.RunAs)
 	r.mu.Lock()
-	tmp, ok := r.spareTmp[uid]
-	delete(r.spareTmp, uid)
+	tmp := r.spareTmp[uid]
+	if tmp != "" {
+		delete(r.spareTmp, uid)
+	}
 	r.mu.Unlock()
-	if ok {
+	if tmp != "" {
 		return tmp, nil
 	}
 	return r.newTmpdir(c)
 }
 
 // spareTmpdir makes a TMPDIR for the next start of a process running as c's user, unless
-// there is one: an empty directory of its own, as newTmpdir makes at a start. Close
-// removes it.
+// there is one or one is being made: an empty directory of its own, as newTmpdir makes at
+// a start. Close removes it.
 func (r *Runner) spareTmpdir(c *Config) {
 	uid := uidOf(c.RunAs)
 	r.mu.Lock()
-	_, have := r.spareTmp[uid]
-	busy := r.closed || have || r.sparing[uid]
-	if !busy {
-		if r.sparing == nil {
-			r.sparing = map[int64]bool{}
-		}
-		r.sparing[uid] = true
-	}
-	r.mu.Unlock()
-	if busy {
+	_, have := r.spareTmp[uid] // "": being made
+	if r.closed || have {
+		r.mu.Unlock()
 		return
 	}
+	if r.spareTmp == nil {
+		r.spareTmp = map[int64]string{}
+	}
+	r.spareTmp[uid] = ""
+	r.mu.Unlock()
 	tmp, err := r.newTmpdir(c)
 	r.mu.Lock()
-	delete(r.sparing, uid)
 	keep := err == nil && !r.closed
 	if keep {
-		if r.spareTmp == nil {
-			r.spareTmp = map[int64]string{}
-		}
 		r.spareTmp[uid] = tmp
+	} else if !r.closed {
+		delete(r.spareTmp, uid)
 	}
 	r.mu.Unlock()
 	if err == nil && !keep {

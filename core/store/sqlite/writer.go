@@ -48,9 +48,6 @@ type writer struct {
 	syncs   chan []*op // committed batches' durable operations, for the syncer
 	synced  chan struct{}
 	pending []*op // durable operations committed, their sync not started
-	// earlyOps are the ops of the batch just committed waiting for their
-	// commit (writer.early), reused from batch to batch.
-	earlyOps []*op
 }
 
 // op is one write. fn runs inside the batch transaction on the writer
@@ -275,7 +272,7 @@ func (w *writer) loop() {
 			}
 		}
 		w.run(batch)
-		early := w.earlyOps[:0]
+		var early []*op // writer.early's ops of this batch
 		for i, o := range batch {
 			if o.durable && o.err == nil && w.sync != nil {
 				if o.committed != nil {
@@ -291,11 +288,9 @@ func (w *writer) loop() {
 		// The early writers are told last: on one processor the goroutine
 		// readied last runs next, so they go on before the syncer's fsync,
 		// which would hold the processor until the runtime takes it back.
-		for i, o := range early {
+		for _, o := range early {
 			close(o.committed)
-			early[i] = nil
 		}
-		w.earlyOps = early[:0]
 	}
 }
 
