@@ -9,26 +9,30 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/schema"
 )
 
-type ping struct{}
+// ping keeps the report it sends in its instance's data directory, which
+// the host gives Configure (private and persistent: one report.txt, written
+// again at each /report, and nothing left in the temp dir by a process
+// that stops).
+type ping struct{ dir string }
 
-func (ping) Commands() []command.Spec {
+func (*ping) Commands() []command.Spec {
 	return []command.Spec{
 		{Name: "ping", Description: "check that clawhost answers", Usage: "/ping [text]"},
 		{Name: "report", Description: "a short report with a file", Usage: "/report"},
 	}
 }
 
-func (ping) Execute(ctx context.Context, req command.Request) (command.Response, error) {
+func (p *ping) Execute(ctx context.Context, req command.Request) (command.Response, error) {
 	if req.Command == "report" {
-		return report(time.Now())
+		return report(p.dir, time.Now())
 	}
 	text := "pong"
 	if req.Args != "" {
@@ -37,16 +41,11 @@ func (ping) Execute(ctx context.Context, req command.Request) (command.Response,
 	return command.Response{Replies: []command.Reply{{Text: text}}}, nil
 }
 
-// reportDir is the plugin's own directory for the files it sends: one per
-// process, made at the first /report.
-var reportDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "clawhost-ping-") })
-
 // report answers /report: a markdown summary, a second message, and the
-// report as a file (the host sends it from the plugin's directory).
-func report(now time.Time) (command.Response, error) {
-	dir, err := reportDir()
-	if err != nil {
-		return command.Response{}, fmt.Errorf("report: %w", err)
+// report as a file in dir (the host sends it from the plugin's directory).
+func report(dir string, now time.Time) (command.Response, error) {
+	if dir == "" {
+		return command.Response{}, fmt.Errorf("report: the plugin was not configured with a data directory")
 	}
 	// A new file, then renamed: a report being sent is never rewritten.
 	f, err := os.CreateTemp(dir, "report-*.txt")
@@ -73,7 +72,12 @@ func report(now time.Time) (command.Response, error) {
 }
 
 func plugin() sdk.Plugin {
-	return sdk.Plugin{Name: "ping", Version: "0.1.0", Command: ping{}}
+	p := &ping{}
+	return sdk.Plugin{Name: "ping", Version: "0.1.0", Command: p,
+		Configure: func(_ context.Context, cfg schema.Config) error {
+			p.dir = cfg.DataDir
+			return nil
+		}}
 }
 
 func main() { os.Exit(sdk.Serve(plugin())) }

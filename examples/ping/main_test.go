@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
+	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
@@ -28,7 +30,12 @@ func TestPing(t *testing.T) {
 
 func TestReport(t *testing.T) {
 	h := sdktest.Start(t, plugin())
-	res, err := h.Plugin.Execute(context.Background(), command.Request{Command: "report"})
+	ctx := context.Background()
+	data := t.TempDir()
+	if diags, err := h.Plugin.Configure(ctx, schema.Config{Instance: "ping", JSON: []byte(`{}`), DataDir: data}); err != nil || len(diags) > 0 {
+		t.Fatalf("configure: %v %v", diags, err)
+	}
+	res, err := h.Plugin.Execute(ctx, command.Request{Command: "report"})
 	if err != nil || len(res.Replies) != 2 {
 		t.Fatalf("report: %+v %v", res, err)
 	}
@@ -41,5 +48,8 @@ func TestReport(t *testing.T) {
 	}
 	if b, err := os.ReadFile(m[0].Path); err != nil || !strings.Contains(string(b), "10 passed") {
 		t.Errorf("the file %s: %q %v", m[0].Path, b, err)
+	}
+	if m[0].Path != filepath.Join(data, "report.txt") {
+		t.Errorf("the report at %s, want it in the data directory %s", m[0].Path, data)
 	}
 }

@@ -87,6 +87,9 @@ func Plugin() sdk.Plugin {
 				return err
 			}
 			h.Settings = s
+			if cfg.DataDir != "" {
+				h.Dir = filepath.Join(cfg.DataDir, "diffs")
+			}
 			return nil
 		},
 		Command: h,
@@ -99,6 +102,12 @@ type Handler struct {
 	Settings Settings
 	// Now is the clock (the .diff files' names); nil is time.Now.
 	Now func() time.Time
+	// Dir is where the .diff files go, made 0700 at the first: Configure
+	// sets it inside the instance's data directory, so that the files of
+	// one run are the next run's to bound (keepFiles) instead of a
+	// directory left in the temp dir by every process. "": a temp
+	// directory of the process's own.
+	Dir string
 
 	filesOnce sync.Once
 	files     string
@@ -299,7 +308,13 @@ const keepFiles = 20
 // writeDiff writes a patch to a new file in the plugin's own directory
 // (0700, files 0600) and removes the oldest beyond keepFiles.
 func (h *Handler) writeDiff(patch []byte) (string, error) {
-	h.filesOnce.Do(func() { h.files, h.filesErr = os.MkdirTemp("", "clawhost-git-") })
+	h.filesOnce.Do(func() {
+		if h.Dir == "" {
+			h.files, h.filesErr = os.MkdirTemp("", "clawhost-git-")
+			return
+		}
+		h.files, h.filesErr = h.Dir, os.MkdirAll(h.Dir, 0o700)
+	})
 	if h.filesErr != nil {
 		return "", fmt.Errorf("diff file: %w", h.filesErr)
 	}

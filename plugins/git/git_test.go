@@ -102,9 +102,9 @@ func (r repo) ran(t *testing.T) []string {
 	return out
 }
 
-func handler(remote string) *Handler {
+func handler(t *testing.T, remote string) *Handler {
 	return &Handler{Settings: Settings{Remote: remote, AuthorName: "Phone", AuthorEmail: "phone@example.com", InlineLimit: 400, Git: "git"},
-		Now: func() time.Time { return time.Unix(1_800_000_000, 0) }}
+		Now: func() time.Time { return time.Unix(1_800_000_000, 0) }, Dir: t.TempDir()}
 }
 
 func exec1(t *testing.T, h *Handler, dir, args string) (command.Reply, error) {
@@ -137,7 +137,7 @@ func mustExec(t *testing.T, h *Handler, dir, args string) command.Reply {
 func TestStatusDiffCommitPush(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t)
-	h := handler(r.bare)
+	h := handler(t, r.bare)
 	write(t, filepath.Join(r.dir, "README.md"), "# project\nchanged\n", 0o600)
 	write(t, filepath.Join(r.dir, "new.txt"), "new\n", 0o600)
 
@@ -216,7 +216,7 @@ func TestHostileRepository(t *testing.T) {
 	r.plant(t)
 	write(t, filepath.Join(r.dir, "main.go"), "package main\n", 0o600)
 	write(t, filepath.Join(r.dir, "README.md"), "# project\nchanged\n", 0o600)
-	h := handler(r.bare)
+	h := handler(t, r.bare)
 	for _, args := range []string{"status", "diff", "log", "branch", "commit planted", "push"} {
 		if _, err := exec1(t, h, r.dir, args); err != nil {
 			t.Errorf("/git %s: %v", args, err)
@@ -247,7 +247,7 @@ func TestPushRefusesRewrites(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t)
 	run(t, r.dir, "config", "url./tmp/elsewhere.git.insteadOf", r.bare)
-	_, err := exec1(t, handler(r.bare), r.dir, "push")
+	_, err := exec1(t, handler(t, r.bare), r.dir, "push")
 	var ce *channel.Error
 	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "rewrites URLs") {
 		t.Fatalf("push: %v", err)
@@ -260,7 +260,7 @@ func TestPushRefusesRewrites(t *testing.T) {
 func TestRolesAndDirectories(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t)
-	h := handler("")
+	h := handler(t, "")
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
@@ -294,7 +294,7 @@ func TestWorktreeBranch(t *testing.T) {
 	wt := filepath.Join(r.dir, ".clawhost", "worktrees", "tg-5")
 	run(t, r.dir, "worktree", "add", "-q", "-b", "clawhost/tg-5", wt, "HEAD")
 	write(t, filepath.Join(wt, "x.txt"), "x\n", 0o600)
-	h := handler(r.bare)
+	h := handler(t, r.bare)
 	ctx := context.Background()
 	res, err := h.Execute(ctx, command.Request{SenderIsOwner: true, Workdir: wt, WorktreeBranch: "clawhost/tg-5", Args: "commit in the worktree"})
 	if err != nil {
@@ -366,7 +366,7 @@ func TestSSHCommand(t *testing.T) {
 	write(t, evil, "#!/bin/sh\ntouch '"+filepath.Join(r.markers, "evil-ssh")+"'\nexit 1\n", 0o700)
 	write(t, good, "#!/bin/sh\ntouch '"+filepath.Join(r.markers, "good-ssh")+"'\nexit 1\n", 0o700)
 	run(t, r.dir, "config", "core.sshCommand", evil)
-	h := handler("ssh://git.example.invalid/project.git")
+	h := handler(t, "ssh://git.example.invalid/project.git")
 	if _, err := exec1(t, h, r.dir, "push"); err == nil {
 		t.Fatal("a push without ssh_command succeeded")
 	}
@@ -390,7 +390,7 @@ func TestDiffSummaryTool(t *testing.T) {
 	r.plant(t)
 	write(t, filepath.Join(r.dir, "README.md"), "# project\none\ntwo\n", 0o600)
 	write(t, filepath.Join(r.dir, "main.go"), "package main\n", 0o600)
-	h := handler("")
+	h := handler(t, "")
 	specs, err := h.Tools(context.Background())
 	if err != nil || len(specs) != 1 || specs[0].Name != DiffSummaryTool {
 		t.Fatalf("tools: %+v %v", specs, err)
@@ -416,5 +416,45 @@ func TestDiffSummaryTool(t *testing.T) {
 	res, err = h.Call(context.Background(), tool.CallRequest{CallID: "c2", Tool: DiffSummaryTool, Workspace: t.TempDir()})
 	if err != nil || !res.IsError || !strings.Contains(res.Text, "not a git repository") {
 		t.Errorf("a workspace without a repository: %+v %v", res, err)
+	}
+}
+
+// TestDiffFilesInTheDataDir: configured by the host, the plugin writes its
+// .diff files inside the instance's data directory (0700), and a later
+// process finds them there and keeps no more than keepFiles in all: no run
+// leaves a directory of diffs in the temp dir.
+func TestDiffFilesInTheDataDir(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	var paths []string
+	for run := 0; run < 2; run++ {
+		p := Plugin()
+		if err := p.Configure(context.Background(), schema.Config{Instance: "git", JSON: []byte(`{}`), DataDir: data}); err != nil {
+			t.Fatal(err)
+		}
+		h := p.Command.(*Handler)
+		for i := 0; i < keepFiles; i++ {
+			path, err := h.writeDiff([]byte("+a line\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			paths = append(paths, path)
+		}
+	}
+	dir := filepath.Join(data, "diffs")
+	for _, p := range paths {
+		if filepath.Dir(p) != dir {
+			t.Fatalf("a .diff file at %s, want it in %s", p, dir)
+		}
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the diffs directory: %v %v", fi, err)
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*.diff"))
+	if len(names) != keepFiles {
+		t.Errorf("%d .diff files after two runs of %d each, want %d", len(names), keepFiles, keepFiles)
+	}
+	if _, err := os.Stat(paths[len(paths)-1]); err != nil {
+		t.Errorf("the latest .diff file was removed: %v", err)
 	}
 }
