@@ -41,6 +41,9 @@ func newPolicyRunner(t *testing.T, maxConcurrent, maxWarm int) (*Runner, *testCl
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The sandbox's probe reads the configuration, which tests change
+	// next (r.cfg.WarmMemory).
+	<-r.sandboxDone
 	clk := newTestClock()
 	r.clock = clk
 	r.measureAfter = 0 // measured as release returns: r.wg.Wait waits for it
