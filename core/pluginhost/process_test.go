@@ -37,13 +37,17 @@ func faultProcess(t *testing.T, mode string, stderr *sdktest.Log) launchSpec {
 func TestLaunchStop(t *testing.T) {
 	const secret = "hunter2-launch-secret"
 	t.Setenv("CLAWHOST_TEST_SECRET", secret)
+	// grace is Stop's wait before SIGKILL: long for a plugin that ends on
+	// SIGTERM (a loaded machine, a -race build, must not turn its exit into
+	// a kill), short for the one that ignores it.
 	for _, tc := range []struct {
-		mode string
-		want Stopped
+		mode  string
+		grace time.Duration
+		want  Stopped
 	}{
-		{"logs", Stopped{State: "exit status 0"}}, // logs at every level when configured
-		{"termdefault", Stopped{State: "signal: terminated"}},
-		{"ignoreterm", Stopped{Killed: true, State: "signal: killed"}},
+		{"logs", 10 * time.Second, Stopped{State: "exit status 0"}}, // logs at every level when configured
+		{"termdefault", 10 * time.Second, Stopped{State: "signal: terminated"}},
+		{"ignoreterm", 300 * time.Millisecond, Stopped{Killed: true, State: "signal: killed"}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			var stderr sdktest.Log
@@ -79,7 +83,7 @@ func TestLaunchStop(t *testing.T) {
 			if strings.Contains(string(environ), secret) || !strings.Contains(string(environ), sdk.EnvLogLevel+"=debug") {
 				t.Errorf("environment %q: want %s=debug and not the host's secret", environ, sdk.EnvLogLevel)
 			}
-			if got := proc.Stop(300 * time.Millisecond); got != tc.want {
+			if got := proc.Stop(tc.grace); got != tc.want {
 				t.Errorf("Stop: %+v, want %+v", got, tc.want)
 			}
 			if tc.mode == "logs" && !strings.Contains(stderr.String(), "@level") {
