@@ -59,3 +59,30 @@ func TestIdleReleaseClosesReaders(t *testing.T) {
 		t.Fatalf("read after the release: %v", err)
 	}
 }
+
+// TestReleaseMemoryNow: ReleaseMemory does at once what the idle release
+// does (the readers closed), and the store goes on serving.
+func TestReleaseMemoryNow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, err := Open(ctx, t.TempDir(), Options{Synchronous: "NORMAL", IdleRelease: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	mustAccept(t, d, msg(1))
+	if _, err := d.CountPending(ctx, "chat"); err != nil {
+		t.Fatal(err)
+	}
+	if n := d.rdb.Stats().OpenConnections; n == 0 {
+		t.Fatal("no reader open after a read")
+	}
+	d.ReleaseMemory()
+	if n := d.rdb.Stats().OpenConnections; n != 0 {
+		t.Fatalf("%d readers open after ReleaseMemory, want 0", n)
+	}
+	id := mustAccept(t, d, msg(2))
+	if _, err := d.Entry(ctx, id); err != nil {
+		t.Fatalf("read after ReleaseMemory: %v", err)
+	}
+}
