@@ -27,18 +27,7 @@ func TestIdleWatch(t *testing.T) {
 // reads and writes go on after it (a reader is opened again).
 func TestIdleReleaseClosesReaders(t *testing.T) {
 	ctx := context.Background()
-	d, err := Open(ctx, t.TempDir(), Options{Synchronous: "NORMAL", IdleRelease: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	mustAccept(t, d, msg(1))
-	if _, err := d.CountPending(ctx, "chat"); err != nil {
-		t.Fatal(err)
-	}
-	if n := d.rdb.Stats().OpenConnections; n == 0 {
-		t.Fatal("no reader open after a read")
-	}
+	d := openWithReader(t)
 
 	released := make(chan struct{}, 1)
 	d.released = func() { released <- struct{}{} }
@@ -65,18 +54,7 @@ func TestIdleReleaseClosesReaders(t *testing.T) {
 func TestReleaseMemoryNow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	d, err := Open(ctx, t.TempDir(), Options{Synchronous: "NORMAL", IdleRelease: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	mustAccept(t, d, msg(1))
-	if _, err := d.CountPending(ctx, "chat"); err != nil {
-		t.Fatal(err)
-	}
-	if n := d.rdb.Stats().OpenConnections; n == 0 {
-		t.Fatal("no reader open after a read")
-	}
+	d := openWithReader(t)
 	d.ReleaseMemory()
 	if n := d.rdb.Stats().OpenConnections; n != 0 {
 		t.Fatalf("%d readers open after ReleaseMemory, want 0", n)
@@ -85,4 +63,23 @@ func TestReleaseMemoryNow(t *testing.T) {
 	if _, err := d.Entry(ctx, id); err != nil {
 		t.Fatalf("read after ReleaseMemory: %v", err)
 	}
+}
+
+// openWithReader is a store without its own idle release, with one
+// message and a reader opened by a read; closed with the test.
+func openWithReader(t *testing.T) *DB {
+	t.Helper()
+	d, err := Open(context.Background(), t.TempDir(), Options{Synchronous: "NORMAL", IdleRelease: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	mustAccept(t, d, msg(1))
+	if _, err := d.CountPending(context.Background(), "chat"); err != nil {
+		t.Fatal(err)
+	}
+	if n := d.rdb.Stats().OpenConnections; n == 0 {
+		t.Fatal("no reader open after a read")
+	}
+	return d
 }
