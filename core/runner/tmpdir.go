@@ -80,6 +80,7 @@ func (r *Runner) newTmpdir(c *Config) (string, *Error) {
 	}
 	if u := c.RunAs; u != nil {
 		if err := u.Chown(tmp); err != nil {
+			_ = os.Remove(tmp)
 			return "", newError(KindCrash, fmt.Sprintf("agent.run_as: TMPDIR: %v", err))
 		}
 	}
