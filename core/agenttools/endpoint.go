@@ -206,16 +206,16 @@ func (a *Endpoint) Start(dir string) error {
 	}
 	if len(a.runAs) > 0 {
 		// claude's users pass through <data_dir>/run to this directory
-		// (bubblewrap binds it, as that user, into the sandbox).
+		// (bubblewrap binds it, as that user, into the sandbox), and each may
+		// connect: the host's own user too, whose sandboxed claude holds no
+		// capability that would pass another user's permissions. Who connects is
+		// the peer's credentials' to say (peerListener).
 		err := os.Chmod(filepath.Dir(dir), 0o711)
-		switch {
-		case err != nil:
-		case len(a.runAs) == 1:
-			err = a.runAs[0].Chown(dir, sock)
-		default:
-			if err = os.Chmod(dir, 0o711); err == nil {
-				err = os.Chmod(sock, 0o666)
-			}
+		if err == nil {
+			err = os.Chmod(dir, 0o711)
+		}
+		if err == nil {
+			err = os.Chmod(sock, 0o666)
 		}
 		if err != nil {
 			_ = ln.Close()

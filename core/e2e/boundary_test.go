@@ -200,6 +200,11 @@ func manifestScript(nonce string, roots ...string) string {
 		// tried in a copy of the sandbox's mount namespace, so that the
 		// attack, when it works, leaves this view as it was.
 		"echo \"K $(grep '^CapEff:' /proc/self/status | cut -f2)\" >> $out",
+		"echo \"M $(grep '^Seccomp:' /proc/self/status | cut -f2)\" >> $out",
+		// The shocker escape (open a file by handle, beneath every mount) and the
+		// kernel keyring, which no namespace confines: each line says what the
+		// call answered ("ok" is a hole).
+		"python3 -c " + shellQuote(handleAndKeyProbe) + " >> $out 2>/dev/null",
 		// What the tool's shell and its ancestors in the sandbox's pid
 		// namespace (claude, then the sandbox's init) hold.
 		"p=$$; while [ \"${p:-0}\" -gt 0 ] && [ -r /proc/$p/status ]; do echo \"S $p $(readlink /proc/$p/exe) $(grep -E '^(CapInh|CapPrm|CapEff|CapAmb|NoNewPrivs):' /proc/$p/status | tr -s '\\t\\n' '  ')\" >> $out; p=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/$p/status); done",
@@ -208,10 +213,30 @@ func manifestScript(nonce string, roots ...string) string {
 	}, "; ")
 }
 
-// sandboxFileCaps are the capabilities a sandboxed claude running as root
-// keeps: CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER and
-// CAP_FSETID (bits 0–4).
-const sandboxFileCaps = 0x1f
+// handleAndKeyProbe tries, from a sandboxed tool, name_to_handle_at and
+// open_by_handle_at (the handle of the directory the tool works in, opened
+// through its TMPDIR: a capability that allows it opens any inode of that
+// filesystem, hidden or not), and add_key/keyctl on the user keyring. It prints
+// "H <answer>" and "Y <answer>".
+const handleAndKeyProbe = `
+import ctypes, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+class FH(ctypes.Structure):
+    _fields_ = [("bytes", ctypes.c_uint), ("type", ctypes.c_int), ("f", ctypes.c_ubyte * 128)]
+def answer(r):
+    return "ok" if r >= 0 else os.strerror(ctypes.get_errno())
+h = FH(); h.bytes = 128; m = ctypes.c_int()
+r = libc.name_to_handle_at(-100, b".", ctypes.byref(h), ctypes.byref(m), 0)
+if r == 0:
+    fd = os.open(os.environ.get("TMPDIR", "."), os.O_RDONLY)
+    r = libc.open_by_handle_at(fd, ctypes.byref(h), os.O_RDONLY)
+print("H " + answer(r))
+add_key = {"x86_64": 248, "aarch64": 217}.get(platform.machine(), -1)
+print("Y " + answer(libc.syscall(add_key, b"user", b"clawhost-probe", b"v", 1, -4)))
+`
+
+// shellQuote is s in single quotes for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // manifestEnv are the environment variables a sandboxed tool may see:
 // what the runner passes (core/runner inheritedEnv, claudeEnv, its own
@@ -238,7 +263,8 @@ var manifestEnvPrefixes = []string{"LC_", "CLAUDE", "COREPACK_", "GIT_EDITOR", "
 // not on the list.
 func TestSandboxManifest(t *testing.T) {
 	t.Parallel()
-	testSandboxManifest(t, sandboxRun{})
+	t.Run("bwrap per start", func(t *testing.T) { t.Parallel(); testSandboxManifest(t, sandboxRun{helper: "0"}) })
+	t.Run("recycled", func(t *testing.T) { t.Parallel(); testSandboxManifest(t, sandboxRun{helper: "1"}) })
 }
 
 // sandboxRun is how a boundary test runs its host: as whom, and how it
@@ -361,6 +387,7 @@ func testSandboxManifest(t *testing.T, run sandboxRun) {
 				return false
 			}
 			mcpFiles := 0
+			probed := map[string]bool{}
 			var chain []string
 			for _, line := range strings.Split(string(b), "\n") {
 				kind, p, _ := strings.Cut(line, " ")
@@ -394,12 +421,20 @@ func testSandboxManifest(t *testing.T, run sandboxRun) {
 						t.Errorf("connectable socket: %s", p)
 					}
 				case "K":
-					// A root claude keeps only the capabilities of file
-					// permissions (docs/security.md); any other user none.
-					eff, err := strconv.ParseUint(p, 16, 64)
-					if err != nil || eff&^sandboxFileCaps != 0 {
-						t.Errorf("a tool holds capabilities %s beyond those of file permissions", p)
+					// No capability, root or not (docs/security.md): claude's own
+					// user namespace, and none there either.
+					if eff, err := strconv.ParseUint(p, 16, 64); err != nil || eff != 0 {
+						t.Errorf("a tool holds capabilities %s", p)
 					}
+				case "M":
+					if p != "2" {
+						t.Errorf("a tool runs without the syscall filter (Seccomp: %s)", p)
+					}
+				case "H", "Y":
+					if p == "ok" {
+						t.Errorf("a tool's %s succeeded", map[string]string{"H": "open_by_handle_at", "Y": "add_key"}[kind])
+					}
+					probed[kind] = true
 				case "U":
 					t.Errorf("a tool unmounted %s", p)
 				case "S":
@@ -409,6 +444,9 @@ func testSandboxManifest(t *testing.T, run sandboxRun) {
 						t.Errorf("a host or plugin process is visible: %s", p)
 					}
 				}
+			}
+			if !probed["H"] || !probed["Y"] {
+				t.Errorf("the handle and keyring probes did not run: %v", probed)
 			}
 			if mcpFiles != 1 {
 				t.Errorf("%d agent tool files readable, want the chat's own", mcpFiles)

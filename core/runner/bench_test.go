@@ -7,7 +7,6 @@ import (
 	"flag"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -379,7 +378,7 @@ func BenchmarkSandboxStart(b *testing.B) {
 	run := func(b *testing.B, exe string, argv []string) {
 		b.ReportMetric(float64(bwrapMounts(argv)), "mounts")
 		for i := 0; i < b.N; i++ {
-			if out, err := exec.Command(exe, argv...).CombinedOutput(); err != nil {
+			if out, err := sandboxCmd(b, exe, argv...).CombinedOutput(); err != nil {
 				b.Fatalf("%v: %s", err, out)
 			}
 		}

@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FAKE_HOST") == "1" {
 		os.Exit(fakeHost())
 	}
-	if len(os.Args) == 2 && os.Args[1] == ZygoteArg {
+	if len(os.Args) >= 2 && os.Args[1] == ZygoteArg {
 		zygoteWeaken = os.Getenv("ZYGOTE_WEAKEN")
 		os.Exit(ZygoteMain())
 	}

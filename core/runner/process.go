@@ -189,6 +189,14 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string, prep *prep
 		return nil, newError(KindCrash, err.Error())
 	}
 	cmd := exec.Command(exe, argv...)
+	if exe != path {
+		f, err := seccompFile()
+		if err != nil {
+			return nil, newError(KindCrash, err.Error())
+		}
+		defer f.Close() // bwrap has its own copy once started
+		cmd.ExtraFiles = []*os.File{f} // seccompFD
+	}
 	cmd.Dir = cmp.Or(l.dir, c.Workspace)
 	cmd.Env = env
 	cmd.SysProcAttr = sysProcAttr(c.RunAs)
@@ -240,16 +248,23 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string, prep *prep
 // ownMCPConfig is the session's MCP config file (TurnRequest.MCPConfig) as the process of
 // c may read it. The host writes it private (0600) to its own user or to the one user
 // claude runs as (core/agenttools); a process running as a user that does not own it
-// gets a copy in its private TMPDIR, owned by that user. A JSON string (not a file) is
-// returned as is.
+// gets a copy in its private TMPDIR, owned by that user — a claude run as the host's own
+// user too: it holds no capability that would read another user's file. A JSON string
+// (not a file) is returned as is.
 func (r *Runner) ownMCPConfig(c *Config, mcp, tmp string) (string, error) {
-	if !mcpFile(mcp) || c.RunAs == nil {
+	if !mcpFile(mcp) {
 		return mcp, nil
 	}
-	if fi, err := os.Stat(mcp); err == nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == c.RunAs.UID {
-			return mcp, nil
-		}
+	uid := uint32(os.Geteuid())
+	if c.RunAs != nil {
+		uid = c.RunAs.UID
+	}
+	fi, err := os.Stat(mcp)
+	if err != nil {
+		return mcp, nil // claude says what is missing
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == uid {
+		return mcp, nil
 	}
 	b, err := os.ReadFile(mcp)
 	if err != nil {
@@ -259,8 +274,10 @@ func (r *Runner) ownMCPConfig(c *Config, mcp, tmp string) (string, error) {
 	if err := os.WriteFile(own, b, 0o600); err != nil {
 		return "", fmt.Errorf("session MCP config: %w", err)
 	}
-	if err := c.RunAs.Chown(own); err != nil {
-		return "", fmt.Errorf("agent.run_as: session MCP config: %w", err)
+	if c.RunAs != nil {
+		if err := c.RunAs.Chown(own); err != nil {
+			return "", fmt.Errorf("agent.run_as: session MCP config: %w", err)
+		}
 	}
 	return own, nil
 }

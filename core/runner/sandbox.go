@@ -528,6 +528,10 @@ func packageDir(exe string) string {
 	return filepath.Dir(exe)
 }
 
+// seccompFD is the descriptor bwrap per start reads the syscall filter from: the
+// first of exec.Cmd.ExtraFiles (spawn).
+const seccompFD = 3
+
 // sandboxed wraps path and args in bwrap when c's agent has a sandbox.
 func (r *Runner) sandboxed(c *Config, path string, args []string, l sandboxLaunch) (string, []string, error) {
 	sb := r.sandboxOf(c)
@@ -538,7 +542,7 @@ func (r *Runner) sandboxed(c *Config, path string, args []string, l sandboxLaunc
 	if err := r.prepared(c, l); err != nil {
 		return "", nil, err
 	}
-	argv := append(rootCapArgs(c.RunAs), bwrapArgs(c.sandboxSpecFor(l), hostPaths)...)
+	argv := append(confineArgs(seccompFD), bwrapArgs(c.sandboxSpecFor(l), hostPaths)...)
 	return sb.bwrap, append(append(argv, path), args...), nil
 }
 

@@ -558,3 +558,17 @@ func TestPruneShowsTheSame(t *testing.T) {
 		}
 	}
 }
+
+// sandboxCmd is exec.Command(exe, argv...) for the bwrap argv sandboxed returns: the
+// syscall filter on descriptor 3, as spawn starts it.
+func sandboxCmd(tb testing.TB, exe string, argv ...string) *exec.Cmd {
+	tb.Helper()
+	cmd := exec.Command(exe, argv...)
+	f, err := seccompFile()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	cmd.ExtraFiles = []*os.File{f}
+	return cmd
+}

@@ -3,12 +3,14 @@ package runner
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/clawhost/clawhost/core/internal/runas"
+	"github.com/clawhost/clawhost/core/internal/confine"
 )
 
 // ProbeSandbox is what [Runner.SandboxState] would say for cfg on this
@@ -36,7 +38,7 @@ func probeSandbox(cfg Config) sandbox {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	args := append(rootCapArgs(cfg.RunAs), "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true")
+	args := append(confineArgs(-1), "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true")
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cmd.SysProcAttr = credentialAttr(cfg.RunAs)
@@ -52,25 +54,34 @@ func probeSandbox(cfg Config) sandbox {
 	return sandbox{bwrap: path, state: "bubblewrap"}
 }
 
-// rootFileCaps are the capabilities a sandboxed claude running as root
-// keeps: those of file permissions, so that it reads and writes what it is
-// shown as root does (the agent tool file of a run_as agent's user among
-// them). No other: bubblewrap run by root keeps every capability unless
-// told, and with CAP_SYS_ADMIN a tool unmounts what hides data_dir
-// (TestSandboxManifest). The sandbox helper keeps the same (zygoteRootCaps).
-var rootFileCaps = []string{"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID"}
-
-// rootCapArgs are bwrap's capability options for claude run as u (nil: the
-// host's user): when that is root, every capability dropped but
-// rootFileCaps; none otherwise (bwrap in a user namespace gives claude no
-// capability of the host's).
-func rootCapArgs(u *runas.User) []string {
-	if uid := uidOf(u); uid != 0 && (uid != -1 || os.Geteuid() != 0) {
-		return nil
-	}
-	a := []string{"--cap-drop", "ALL"}
-	for _, c := range rootFileCaps {
-		a = append(a, "--cap-add", c)
+// confineArgs are bubblewrap's options, per start, for what claude gives up (the
+// recycled sandbox's confine.Exec does the same and more): a user namespace of its
+// own whoever runs clawhost (bwrap maps claude's user to itself), no further user
+// namespace inside, no capability, and the syscall filter from descriptor fd
+// (confine.Filter; -1: none, the probe). Landlock and a session keyring of its own
+// are the recycled sandbox's alone; the filter denies the keyring's calls here too.
+func confineArgs(fd int) []string {
+	a := []string{"--unshare-user", "--disable-userns", "--cap-drop", "ALL"}
+	if fd >= 0 {
+		a = append(a, "--seccomp", strconv.Itoa(fd))
 	}
 	return a
+}
+
+// seccompFile is a pipe's read end holding the syscall filter, for bwrap's --seccomp.
+func seccompFile() (*os.File, error) {
+	b, err := confine.Filter()
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	defer w.Close()
+	if _, err := w.Write(b); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	return r, nil
 }

@@ -208,7 +208,7 @@ func BenchmarkSandboxZygote(b *testing.B) {
 	b.Run("bwrap-per-start", func(b *testing.B) {
 		b.ReportMetric(float64(len(spike)), "mounts")
 		for range b.N {
-			if out, err := exec.Command(exe, argv...).CombinedOutput(); err != nil {
+			if out, err := sandboxCmd(b, exe, argv...).CombinedOutput(); err != nil {
 				b.Fatalf("%v: %s", err, out)
 			}
 		}
@@ -303,7 +303,7 @@ func zygoteSpikeSameView(t *testing.T, r *Runner, c Config, l sandboxLaunch) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := exec.Command(exe, argv...).CombinedOutput()
+	want, err := sandboxCmd(t, exe, argv...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("bwrap per start: %v: %s", err, want)
 	}

@@ -38,7 +38,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
+	"github.com/clawhost/clawhost/core/internal/confine"
 	"golang.org/x/sys/unix"
 )
 
@@ -105,7 +107,7 @@ func weakened(what string) bool { return strings.Contains(zygoteWeaken, what) }
 // once in a hundred starts on a busy machine). Locked to the main goroutine from init,
 // the main thread never runs a start.
 func init() {
-	if len(os.Args) == 2 && os.Args[1] == ZygoteArg {
+	if len(os.Args) >= 2 && os.Args[1] == ZygoteArg {
 		runtime.LockOSThread()
 	}
 }
@@ -113,6 +115,9 @@ func init() {
 // ZygoteMain is the sandbox helper; it returns the process's exit status. It must run as
 // the init of bubblewrap's pid namespace with the host's socket at descriptor 3.
 func ZygoteMain() int {
+	if len(os.Args) > 2 {
+		return confinedExec(os.Args[2:])
+	}
 	if os.Getpid() != 1 {
 		fmt.Fprintln(os.Stderr, "sandbox helper: not the init of a pid namespace")
 		return 2
@@ -156,7 +161,6 @@ func ZygoteMain() int {
 	if !weakened("caps") {
 		narrowBounding()
 	}
-	zygoteBounding = boundingSet()
 	zygoteDevFlags = devFlags()
 	ids, err := parseHostIDs(os.Getenv(zygoteIDsEnv))
 	if err != nil {
@@ -361,12 +365,16 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 		}
 		path = p
 	}
+	// claude is started through the helper's own binary (/proc/self/exe, a link the
+	// kernel resolves whatever the mounts show), which, in claude's user namespace,
+	// gives up what confine.Exec takes and execs claude (confinedExec).
+	argv := append([]string{os.Args[0], ZygoteArg, confineSpec(req).Encode(), path}, req.Argv...)
 	// The descriptors as numbers, never as *os.File: a file's collector finalizer
 	// (os.NewFile sets it on the inner file, which SetFinalizer on the *os.File does not
 	// clear) would close its number again later — by then another start's descriptor, a
 	// mount's source or the runtime's own (EBADF in fork/exec, claude's output lost).
 	// The caller closes them (closeAll), once.
-	pid, err := syscall.ForkExec(path, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: lastWins(req.Env),
+	pid, err := syscall.ForkExec("/proc/self/exe", argv, &syscall.ProcAttr{Dir: req.Dir, Env: lastWins(req.Env),
 		Files: []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}, Sys: attr})
 	if err != nil {
 		return 0, 0, fmt.Errorf("start %s: fork/exec %s: %w", req.Argv[0], path, err)
@@ -375,57 +383,101 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 	return pid, pidfd, nil
 }
 
-// zygoteLimit takes from the calling start thread what claude must not inherit — the
-// capabilities it does not keep, from the bounding set and the thread's own sets, and new
-// privileges — and returns claude's start attributes: its user (run_as), or its own user
-// namespace in a helper of a host not run as root (asHostUser).
+// zygoteLimit takes from the calling start thread what claude must not inherit (new
+// privileges) and returns claude's start attributes: a user namespace of claude's own,
+// whoever runs the host, in which the helper's binary (confinedExec) gives up every
+// capability, joins a session keyring of its own, confines itself (Landlock, the
+// syscall filter) and execs claude. Its user: root mapped to root outside (a host run
+// as root, no agent.run_as), agent.run_as's user to that user, or — in a helper of a
+// host not run as root — the host's user (asHostUser). No capability claude holds is
+// one of the host's namespace: open_by_handle_at and every other check the kernel
+// makes against the initial namespace fails.
 func zygoteLimit(req zygoteRequest) (*syscall.SysProcAttr, error) {
-	// What claude keeps: run as root (no run_as, the host run as root), the file
-	// permissions' capabilities; as any other user, none. In a helper of a host not run
-	// as root the start's thread keeps CAP_SETFCAP, which mapping its root into claude's
-	// user namespace takes; claude, in that namespace, has none of the thread's.
-	var keep uint32
-	switch {
-	case zygoteIDs != nil:
-		keep = 1 << unix.CAP_SETFCAP
-	case req.User == nil:
-		keep = zygoteRootCaps
-	}
 	if !weakened("caps") {
-		if err := dropBounding(keep, zygoteBounding, func(c uintptr) error {
-			return unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0)
-		}); err != nil {
-			return nil, err
-		}
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return nil, fmt.Errorf("no new privileges: %w", err)
 		}
 	}
 	attr := &syscall.SysProcAttr{Setpgid: true}
-	switch {
-	case zygoteIDs != nil && !weakened("userns"):
+	if weakened("userns") {
+		if u := req.User; u != nil {
+			attr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
+		}
+		return attr, nil
+	}
+	switch u := req.User; {
+	case zygoteIDs != nil:
 		if err := asHostUser(attr, zygoteIDs, req); err != nil {
 			return nil, err
 		}
-	case req.User != nil:
-		// setuid from root to another user clears the permitted and effective sets.
-		u := req.User
-		attr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
-		return attr, nil
-	}
-	if !weakened("caps") {
-		var only [2]unix.CapUserData // version 3: two words of each set
-		only[0].Effective, only[0].Permitted = keep, keep
-		if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &only[0]); err != nil {
-			return nil, fmt.Errorf("capset: %w", err)
+	case u != nil:
+		// The user's groups are the thread's, which the child inherits: setgroups is
+		// refused inside a user namespace that maps one group.
+		if err := threadGroups(u.Groups); err != nil {
+			return nil, err
 		}
-		// Lowering the permitted set lowered the ambient one (bwrap gives an
-		// unprivileged helper its capabilities as ambient ones); cleared, to say so.
-		if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-			return nil, fmt.Errorf("clear the ambient capabilities: %w", err)
-		}
+		mapSelf(attr, u.UID, u.GID)
+		attr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, NoSetGroups: true}
+	default:
+		mapSelf(attr, 0, 0)
 	}
 	return attr, nil
+}
+
+// mapSelf makes attr start its process in a user namespace of its own that maps uid
+// and gid, and nothing else, to themselves.
+func mapSelf(attr *syscall.SysProcAttr, uid, gid uint32) {
+	attr.Cloneflags |= unix.CLONE_NEWUSER
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: int(uid), HostID: int(uid), Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: int(gid), HostID: int(gid), Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
+}
+
+// threadGroups sets the calling thread's supplementary groups alone (the kernel keeps
+// credentials per thread; syscall.Setgroups would set every thread's).
+func threadGroups(groups []uint32) error {
+	var p unsafe.Pointer
+	if len(groups) > 0 {
+		p = unsafe.Pointer(&groups[0])
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(groups)), uintptr(p), 0); e != 0 {
+		return fmt.Errorf("agent.run_as: groups: %w", e)
+	}
+	return nil
+}
+
+// confineSpec is what claude's start gives up (confine.Exec) for req: Landlock lets it
+// read what the mounts show and write beneath what they bind writable (the chat's
+// places, its hidden trees' fresh tmpfs, /dev's devices).
+func confineSpec(req zygoteRequest) confine.Spec {
+	s := confine.Spec{ReadOnly: []string{"/"}, Writable: []string{"/dev", "/dev/shm"}}
+	for _, m := range req.Mounts {
+		if m.Op == opBind || m.Op == opHide && m.Dir {
+			s.Writable = append(s.Writable, m.Path)
+		}
+	}
+	for _, w := range []string{"seccomp", "landlock", "caps", "keyring"} {
+		if weakened(w) {
+			s.Weaken = append(s.Weaken, w)
+		}
+	}
+	return s
+}
+
+// confinedExec is the helper's binary run as claude's start (zygoteStart), in claude's
+// user namespace: it gives up what confine.Exec takes and execs claude. args: the
+// encoded confine.Spec, claude's path, claude's argv. It returns only on failure.
+func confinedExec(args []string) int {
+	if len(args) < 3 {
+		fmt.Fprintln(os.Stderr, "sandbox helper: a start needs a spec, a path and an argv")
+		return 2
+	}
+	s, err := confine.DecodeSpec(args[0])
+	if err == nil {
+		err = confine.Exec(s, args[1], args[2:], os.Environ())
+	}
+	fmt.Fprintln(os.Stderr, "sandbox helper: start claude:", err)
+	return 127
 }
 
 // lastWins is env with each variable once, at its last place with its last value, as
@@ -464,14 +516,6 @@ func zygoteUnshare() error {
 	}
 	return nil
 }
-
-// zygoteRootCaps are the capabilities a claude that runs as root (no agent.run_as) keeps:
-// those of file permissions (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,
-// CAP_FSETID), so it reads what the host gives claude's other users (with one run_as user
-// the agent tools' MCP files and socket are that user's) as it does in a bubblewrap per
-// start — which leaves a root claude nearly every capability, CAP_SYS_ADMIN included.
-// None that acts on processes or mounts: not CAP_SYS_ADMIN, CAP_SYS_PTRACE or CAP_KILL.
-const zygoteRootCaps = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_DAC_READ_SEARCH | 1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID
 
 // zygoteMountOne makes one mount as bwrapArgs would ask bwrap to, from the source opened
 // as src, its mount point made as mps says.

@@ -27,8 +27,8 @@ import (
 // and /proc as bwrap per start makes them, and the capabilities the helper's per-start
 // threads use and drop (and a root claude's, zygoteRootCaps).
 var zygoteBwrap = []string{"--die-with-parent", "--unshare-pid", "--as-pid-1", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-	"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
-	"--cap-add", "CAP_CHOWN", "--cap-add", "CAP_DAC_OVERRIDE", "--cap-add", "CAP_DAC_READ_SEARCH", "--cap-add", "CAP_FOWNER", "--cap-add", "CAP_FSETID", "--"}
+	"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--cap-add", "CAP_SETFCAP",
+	"--cap-add", "CAP_DAC_OVERRIDE", "--cap-add", "CAP_DAC_READ_SEARCH", "--"}
 
 // zygoteBwrapUser is the same for a host run as any other user: bwrap's own user
 // namespace, the host's user its root, in which the helper holds the capabilities its

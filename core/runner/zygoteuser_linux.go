@@ -115,23 +115,17 @@ func devFlags() uintptr {
 	return f
 }
 
-// zygoteBounding is the helper's capability bounding set, read once (after
-// narrowBounding): a start thread drops those of them claude does not keep, not all 64
-// one by one. All set when it cannot be read.
-var zygoteBounding uint64 = ^uint64(0)
-
-// zygoteMayKeep is every capability a start may leave claude or its own thread
-// (zygoteLimit's keep): a root claude's (zygoteRootCaps) and CAP_SETFCAP, which the start
-// thread of a helper not run as root keeps to map claude's user namespace.
-const zygoteMayKeep = zygoteRootCaps | 1<<unix.CAP_SETFCAP
+// zygoteMayKeep is every capability a start's thread may use once the helper has started
+// (zygoteLimit): those that write claude's user namespace's id maps. claude itself keeps
+// none (confine.Exec).
+const zygoteMayKeep = 1<<unix.CAP_SETUID | 1<<unix.CAP_SETGID | 1<<unix.CAP_SETFCAP
 
 // narrowBounding drops from the bounding set of every thread of the helper, once at its
-// start, each capability no start keeps (zygoteMayKeep): bwrap leaves a helper run as
-// root the full set, and each start would drop forty of them one system call at a time.
-// The bounding set only limits what an exec may gain, and the helper execs nothing but
-// claude; its threads keep their effective capabilities. Threads made later inherit the
-// set. Not done (each start still drops them all) where the runtime cannot reach every
-// thread: a binary built with cgo (tests).
+// start, each capability no start uses (zygoteMayKeep): bwrap leaves a helper run as
+// root the full set. The bounding set only limits what an exec may gain; the helper's
+// one exec, claude's start, happens in a new user namespace, which starts with a full
+// set of its own, and confine.Exec empties that. Threads made later inherit the set.
+// Not done where the runtime cannot reach every thread: a binary built with cgo (tests).
 func narrowBounding() {
 	_ = dropBounding(zygoteMayKeep, boundingSet(), func(c uintptr) error {
 		if _, _, errno := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0); errno != 0 {

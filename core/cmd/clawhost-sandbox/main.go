@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 || os.Args[1] != runner.ZygoteArg {
+	if len(os.Args) < 2 || os.Args[1] != runner.ZygoteArg {
 		fmt.Fprintln(os.Stderr, "clawhost-sandbox is started by clawhost, inside bubblewrap")
 		os.Exit(2)
 	}

@@ -40,7 +40,7 @@ var (
 )
 
 func main() {
-	if len(os.Args) == 2 && os.Args[1] == runner.ZygoteArg {
+	if len(os.Args) >= 2 && os.Args[1] == runner.ZygoteArg {
 		// The sandbox helper (core/runner's zygote): the init of an agent's sandbox,
 		// started by the host inside bubblewrap; none of the CLI's start.
 		os.Exit(runner.ZygoteMain())
