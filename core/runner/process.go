@@ -194,7 +194,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string, prep *prep
 		if err != nil {
 			return nil, newError(KindCrash, err.Error())
 		}
-		defer f.Close() // bwrap has its own copy once started
+		defer f.Close()                // bwrap has its own copy once started
 		cmd.ExtraFiles = []*os.File{f} // seccompFD
 	}
 	cmd.Dir = cmp.Or(l.dir, c.Workspace)

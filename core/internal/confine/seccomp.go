@@ -17,7 +17,10 @@ import (
 // added capabilities, less what claude's tools use (ptrace: the sandbox's pid
 // namespace holds only this chat's processes, and the sandbox's init is not
 // dumpable).
-var Denied = []struct{ Names []string; Why string }{
+var Denied = []struct {
+	Names []string
+	Why   string
+}{
 	{[]string{"open_by_handle_at", "name_to_handle_at"}, "open a file by its handle, beneath every mount that hides it (the shocker escape)"},
 	{[]string{"add_key", "request_key", "keyctl"}, "the kernel keyring, which no namespace confines: another chat's or the host's keys"},
 	{[]string{"bpf", "perf_event_open", "userfaultfd"}, "kernel attack surface no tool needs (and userfaultfd's use in exploits)"},
