@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -99,6 +100,78 @@ func sameFile(named, dotgit string) bool {
 	}
 	real, err := filepath.EvalSymlinks(filepath.Dir(dotgit))
 	return err == nil && named == filepath.Join(real, ".git")
+}
+
+// Unlinked reports ErrRedirected (wrapped) when git would follow a
+// symbolic link out of the layout's git directories, or read another
+// repository's objects: a chat that can write its .git could link its
+// refs, objects, logs, HEAD or index to another agent's — whose paths it
+// can guess — and have git outside its sandbox read them. It looks at
+// every entry of the git and common directories (but hooks, which a
+// Runner never runs, and description), at refs and logs throughout, at
+// worktrees, objects, objects/pack and objects/info; and it refuses an
+// alternates file. A loose object linked by its name is not looked for:
+// its name is the hash of content the chat cannot read.
+func Unlinked(l Layout) error {
+	dirs := []string{l.CommonDir}
+	if l.GitDir != l.CommonDir {
+		dirs = append(dirs, l.GitDir)
+	}
+	for _, d := range dirs {
+		if err := noLinkIn(d, "hooks", "description"); err != nil {
+			return err
+		}
+		for _, tree := range []string{"refs", "logs"} {
+			err := filepath.WalkDir(filepath.Join(d, tree), func(p string, e fs.DirEntry, err error) error {
+				switch {
+				case errors.Is(err, fs.ErrNotExist):
+					return nil
+				case err != nil:
+					return err
+				case e.Type()&fs.ModeSymlink != 0:
+					return linked(p)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	for _, sub := range []string{"worktrees", "objects", filepath.Join("objects", "pack"), filepath.Join("objects", "info")} {
+		if err := noLinkIn(filepath.Join(l.CommonDir, sub)); err != nil {
+			return err
+		}
+	}
+	for _, f := range []string{"alternates", "http-alternates"} {
+		p := filepath.Join(l.CommonDir, "objects", "info", f)
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Errorf("%s lends git another repository's objects: %w", p, ErrRedirected)
+		}
+	}
+	return nil
+}
+
+// noLinkIn reports a symbolic link among dir's entries (but skip); a
+// directory that does not exist has none.
+func noLinkIn(dir string, skip ...string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.Type()&fs.ModeSymlink != 0 && !slices.Contains(skip, e.Name()) {
+			return linked(filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
+}
+
+func linked(p string) error {
+	return fmt.Errorf("%s is a symbolic link: %w", p, ErrRedirected)
 }
 
 // WorktreeAdmin is the admin directory of the worktree at worktree when it

@@ -214,3 +214,92 @@ func writeFile(t *testing.T, path, body string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLinkInGitDir: a chat that can write its .git links what git reads
+// there (refs, objects, HEAD, logs …) to another agent's repository, or
+// lends it that repository's objects (alternates): the git a Runner
+// starts would read b's commits. A Runner refuses the repository; a
+// naive git follows the links (the plant is live). A linked hooks
+// directory, which a Runner never runs, is accepted.
+func TestLinkInGitDir(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	b := filepath.Join(root, "b")
+	committed(t, b, "b's private")
+	bgit := filepath.Join(b, ".git")
+	gitIn(t, b, "pack-refs", "--all")
+	link := func(name, to string) func(t *testing.T, git string) {
+		return func(t *testing.T, git string) {
+			t.Helper()
+			p := filepath.Join(git, name)
+			if err := os.RemoveAll(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(to, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		plant   func(t *testing.T, git string)
+		control bool // a naive git shows b's commits
+		ok      bool // the Runner accepts the repository
+	}{
+		{name: "objects and refs", plant: func(t *testing.T, git string) {
+			link("objects", filepath.Join(bgit, "objects"))(t, git)
+			link("refs", filepath.Join(bgit, "refs"))(t, git)
+			link("packed-refs", filepath.Join(bgit, "packed-refs"))(t, git)
+		}, control: true},
+		{name: "a branch", plant: link(filepath.Join("refs", "heads", "main"), filepath.Join(bgit, "refs", "heads", "main"))},
+		{name: "packed-refs", plant: link("packed-refs", filepath.Join(bgit, "packed-refs"))},
+		{name: "HEAD", plant: link("HEAD", filepath.Join(bgit, "HEAD"))},
+		{name: "index", plant: link("index", filepath.Join(bgit, "index"))},
+		{name: "logs", plant: link("logs", filepath.Join(bgit, "logs"))},
+		{name: "objects/pack", plant: link(filepath.Join("objects", "pack"), filepath.Join(bgit, "objects", "pack"))},
+		{name: "alternates", plant: func(t *testing.T, git string) {
+			writeFile(t, filepath.Join(git, "objects", "info", "alternates"), filepath.Join(bgit, "objects")+"\n")
+		}},
+		{name: "hooks", plant: link("hooks", filepath.Join(bgit, "hooks")), ok: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			ws := filepath.Join(t.TempDir(), "ws")
+			committed(t, ws, "the chat's own")
+			tc.plant(t, filepath.Join(ws, ".git"))
+			if tc.control {
+				if out, _ := naive(ctx, ws, "log", "--format=%s"); !strings.Contains(string(out), "b's private") {
+					t.Fatalf("the naive git does not follow the plant (log %q): the test proves nothing", out)
+				}
+			}
+			out, err := safe(ctx, ws, "log", "--format=%s")
+			if strings.Contains(string(out), "b's private") {
+				t.Errorf("safegit read b's repository: %q", out)
+			}
+			if tc.ok && err != nil {
+				t.Errorf("log: %v", err)
+			}
+			if !tc.ok && !errors.Is(err, safegit.ErrRedirected) {
+				t.Errorf("err = %v (log %q), want ErrRedirected", err, out)
+			}
+		})
+	}
+	t.Run("a worktree's admin directory", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		ws := filepath.Join(t.TempDir(), "ws")
+		committed(t, ws, "the chat's own")
+		wt := filepath.Join(ws, ".clawhost", "worktrees", "x")
+		gitIn(t, ws, "worktree", "add", "-q", "-b", "clawhost/x", wt, "HEAD")
+		if _, err := safe(ctx, wt, "log", "--format=%s"); err != nil {
+			t.Fatalf("the worktree before the plant: %v", err)
+		}
+		link("HEAD", filepath.Join(bgit, "HEAD"))(t, filepath.Join(ws, ".git", "worktrees", "x"))
+		if _, err := safe(ctx, wt, "log", "--format=%s"); !errors.Is(err, safegit.ErrRedirected) {
+			t.Errorf("err = %v, want ErrRedirected", err)
+		}
+	})
+}

@@ -158,10 +158,19 @@ var ErrNotRepository = errors.New("not the top of a git working tree")
 
 // Check reports why Dir is not a working tree a Runner runs git in:
 // ErrNotRepository when it holds no .git, ErrRedirected (both wrapped)
-// when its .git leads to another repository (Locate).
+// when its .git leads to another repository (Locate, Unlinked).
 func (r Runner) Check() error {
-	_, err := Locate(r.Dir)
+	_, err := r.layout()
 	return err
+}
+
+// layout is Dir's layout, when git run on it reads only its repository.
+func (r Runner) layout() (Layout, error) {
+	l, err := Locate(r.Dir)
+	if err != nil {
+		return l, err
+	}
+	return l, Unlinked(l)
 }
 
 // Run runs git args in Dir and returns its standard output. Before the
@@ -172,7 +181,7 @@ func (r Runner) Run(ctx context.Context, args ...string) ([]byte, error) {
 
 // RunInput is Run with stdin (nil: none).
 func (r Runner) RunInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	l, err := Locate(r.Dir)
+	l, err := r.layout()
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +202,7 @@ func (r Runner) RunInput(ctx context.Context, stdin []byte, args ...string) ([]b
 // without a slash the legacy remotes/<target> and branches/<target>
 // files. A push must be refused when the list is not empty.
 func (r Runner) Redirects(ctx context.Context, target string) ([]string, error) {
-	l, err := Locate(r.Dir)
+	l, err := r.layout()
 	if err != nil {
 		return nil, err
 	}
