@@ -43,7 +43,8 @@ func (h *clHost) askGit(sender, text string) clRecord {
 // long diff arrives as a .diff file. claude's call of the agent tool
 // git.diff_summary summarises u1's worktree. u3, allowed in but neither owner nor
 // member, is refused. The repositories carry planted hooks, an fsmonitor, a
-// filter and a textconv driver: none of them runs.
+// filter and a textconv driver (with a file the filter applies to, which
+// the host's git worktree add checks out): none of them runs.
 func TestGitPlugin(t *testing.T) {
 	t.Parallel()
 	outside := t.TempDir()
@@ -142,7 +143,7 @@ func TestGitPlugin(t *testing.T) {
 		t.Errorf("/git from a sender neither owner nor member: %q", r.Text)
 	}
 	if ran := ranGit(t, markers); len(ran) > 0 {
-		t.Errorf("/git ran programs planted in the repositories: %v", ran)
+		t.Errorf("the host's git or /git ran programs planted in the repositories: %v", ran)
 	}
 }
 
@@ -167,8 +168,11 @@ func plantGit(t *testing.T, r, markers string) {
 		}
 	}
 	writeFile(t, filepath.Join(r, ".gitattributes"), "*.go filter=evil diff=evil\n")
+	// A file the filter applies to, which the host's git worktree add
+	// checks out (smudge) for a chat's worktree.
+	writeFile(t, filepath.Join(r, "lib.go"), "package lib\n")
 	// Committed before the configuration is planted (this git would run it).
-	gitOut(t, "-C", r, "add", ".gitattributes")
+	gitOut(t, "-C", r, "add", ".gitattributes", "lib.go")
 	gitOut(t, "-C", r, "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "attributes")
 	for _, kv := range [][2]string{
 		{"core.fsmonitor", script("fsmonitor", "exit 1")},

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/clawhost/clawhost/sdk/safegit"
 )
 
 // preparing is a sandbox's preparation (prepareSandbox) begun at the start of a claude's
@@ -90,7 +92,7 @@ func prepareWorktree(ws, worktree string) error {
 			return fmt.Errorf("worktree: %w", err)
 		}
 	}
-	if admin := worktreeAdmin(ws, worktree); admin != "" {
+	if admin := safegit.WorktreeAdmin(ws, worktree); admin != "" {
 		f, err := os.OpenFile(filepath.Join(admin, "config.worktree"), os.O_CREATE|os.O_RDONLY, 0o644)
 		if err != nil {
 			return fmt.Errorf("worktree: %w", err)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/clawhost/clawhost/sdk/safegit"
 )
 
 // Sandbox modes (Config.Sandbox, agent.sandbox).
@@ -439,7 +441,7 @@ func (c Config) sandboxSpecFor(l sandboxLaunch) sandboxSpec {
 		s.rw = append(s.rw, l.worktree)
 		git := filepath.Join(ws, ".git")
 		s.rw = append(s.rw, filepath.Join(git, "objects"), filepath.Join(git, "refs", "heads", branchDir), filepath.Join(git, "logs", "refs", "heads", branchDir))
-		if admin := worktreeAdmin(ws, l.worktree); admin != "" {
+		if admin := safegit.WorktreeAdmin(ws, l.worktree); admin != "" {
 			s.rw = append(s.rw, admin)
 			for _, f := range worktreePointers {
 				s.readOnly = append(s.readOnly, filepath.Join(admin, f))
@@ -474,29 +476,6 @@ var worktreePointers = []string{"commondir", "gitdir", "config.worktree"}
 func sharedRepo(ws string) bool {
 	fi, err := os.Stat(filepath.Join(ws, ".clawhost", "worktrees"))
 	return err == nil && fi.IsDir()
-}
-
-// worktreeAdmin is the worktree's admin directory, <ws>/.git/worktrees/<n>,
-// read from the worktree's .git file; "" when that file does not point
-// there (it is not trusted to point anywhere else).
-func worktreeAdmin(ws, worktree string) string {
-	b, err := os.ReadFile(filepath.Join(worktree, ".git"))
-	if err != nil {
-		return ""
-	}
-	p, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-	if !ok {
-		return ""
-	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(worktree, p)
-	}
-	p = filepath.Clean(p)
-	root := filepath.Join(ws, ".git", "worktrees")
-	if filepath.Dir(p) != root {
-		return ""
-	}
-	return p
 }
 
 // executableDirs are the directories the claude executable needs, bound

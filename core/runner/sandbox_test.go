@@ -118,6 +118,7 @@ func TestSandboxSpecFor(t *testing.T) {
 	must(t, os.MkdirAll(wt, 0o755))
 	must(t, os.MkdirAll(admin, 0o755))
 	must(t, os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+admin+"\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(admin, "gitdir"), []byte(filepath.Join(wt, ".git")+"\n"), 0o644))
 	c := Config{Workspace: ws, Hide: []string{"/srv/data", "/srv/cfg"}, Expose: []string{"/srv/data/run/agent/agent.sock"}, AddDirs: []string{"/srv/extra"}}
 	env := []string{"HOME=/home/bot", "CLAUDE_CONFIG_DIR=/srv/data/claude"}
 	has := func(list []string, p string) bool { return slices.Contains(list, p) }
@@ -181,6 +182,16 @@ func TestSandboxSpecFor(t *testing.T) {
 		s := c.sandboxSpecFor(sandboxLaunch{tmp: "/t", env: env, worktree: other})
 		if has(s.rw, "/srv/data") {
 			t.Errorf("a worktree's .git file chose a writable path: %q", s.rw)
+		}
+	})
+	t.Run("another worktree's admin directory is not trusted", func(t *testing.T) {
+		// Its gitdir file names lo_direct_u1's .git, not this one's.
+		other := filepath.Join(ws, ".clawhost", "worktrees", "thief")
+		must(t, os.MkdirAll(other, 0o755))
+		must(t, os.WriteFile(filepath.Join(other, ".git"), []byte("gitdir: "+admin+"\n"), 0o644))
+		s := c.sandboxSpecFor(sandboxLaunch{tmp: "/t", env: env, worktree: other})
+		if has(s.rw, admin) {
+			t.Errorf("a worktree's .git file made another worktree's admin directory writable: %q", s.rw)
 		}
 	})
 }

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -151,20 +150,14 @@ func exclude(ctx context.Context, repo string) error {
 	return err
 }
 
-// git runs git in dir and returns its output, or an error with what it
-// said. The repository is one the chats' claude can write (its objects,
-// its branches, their worktrees), so git runs with nothing of the host's
-// environment but PATH, and with every way configuration runs a program
-// turned off (safegit.Env, the plugins' safe git too), whatever the
-// repository's files say.
+// git runs git in dir (the top of the repository or of one of its
+// worktrees) and returns its output, or an error with what it said. The
+// repository is one the chats' claude can write (its objects, its
+// branches, their worktrees), so git runs as the plugins' safe git does
+// (safegit.Runner): nothing of the host's environment but PATH, every way
+// configuration runs a program turned off — the filter drivers a checkout
+// or a status would run included — and the repository given, never
+// discovered from a .git file, whatever the repository's files say.
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = safegit.Env(os.Getenv("PATH"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
+	return safegit.Runner{Dir: dir}.Run(ctx, args...)
 }

@@ -131,3 +131,88 @@ func TestCheck(t *testing.T) {
 		t.Errorf("a repository without a commit: %v", err)
 	}
 }
+
+// hostile is a repository whose .git/info/attributes gives every file a
+// filter driver its .git/config defines, with smudge and clean programs
+// that leave a marker in markers when they run: what a chat that can
+// write the repository's .git plants (finding 4 of issue 76).
+func hostile(t *testing.T) (dir, markers string) {
+	t.Helper()
+	dir = repo(t)
+	markers = t.TempDir()
+	evil := t.TempDir()
+	for _, name := range []string{"smudge", "clean"} {
+		p := filepath.Join(evil, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\ntouch '"+filepath.Join(markers, name)+"'\ncat\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		run(t, dir, "config", "filter.evil."+name, p)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".git", "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, ".git", "info", "attributes"), "* filter=evil\n")
+	return dir, markers
+}
+
+func ran(t *testing.T, markers string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(markers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// TestFilterDriversDoNotRun: the host's git makes a chat's worktree (git
+// worktree add checks files out: smudge) and reads its status before a
+// reset (a file whose time changed is cleaned to compare it) without
+// running a filter the repository defines; a naive git runs both (the
+// plants are live).
+func TestFilterDriversDoNotRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	touch := func(t *testing.T, path string) {
+		t.Helper()
+		old := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(path, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("naive", func(t *testing.T) {
+		t.Parallel()
+		dir, markers := hostile(t)
+		wt := filepath.Join(t.TempDir(), "wt")
+		run(t, dir, "worktree", "add", "-q", wt, "HEAD")
+		touch(t, filepath.Join(wt, "README"))
+		run(t, wt, "status", "--porcelain")
+		if got := strings.Join(ran(t, markers), " "); got != "clean smudge" {
+			t.Fatalf("a naive git ran %q of the plants, want clean smudge: the test proves nothing", got)
+		}
+	})
+	t.Run("worktree", func(t *testing.T) {
+		t.Parallel()
+		dir, markers := hostile(t)
+		w, _, err := Ensure(ctx, dir, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(filepath.Join(w.Path, "README")); err != nil || string(b) != "hello\n" {
+			t.Errorf("the worktree's README: %q %v", b, err)
+		}
+		if got := ran(t, markers); len(got) > 0 {
+			t.Errorf("Ensure ran %v", got)
+		}
+		touch(t, filepath.Join(w.Path, "README"))
+		if _, _, err := Reset(ctx, dir, "c", time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)); err != nil {
+			t.Fatalf("Reset: %v", err)
+		}
+		if got := ran(t, markers); len(got) > 0 {
+			t.Errorf("Reset ran %v", got)
+		}
+	})
+}

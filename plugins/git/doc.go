@@ -33,7 +33,10 @@
 // .git/config, hooks and .gitattributes are not the operator's. Every git the
 // plugin runs goes through sdk/safegit, which runs none of the programs they
 // name (hooks, fsmonitor, filters, textconv, external diff, pager, editor,
-// gpg, credential and ssh helpers, a remote's receive-pack) and gives git a
-// minimal environment. A push is refused when the repository's configuration
-// rewrites URLs (url.*.insteadOf), which could send it elsewhere.
+// gpg, credential and ssh helpers, a remote's receive-pack), allows only the
+// file, https and ssh transports (GIT_ALLOW_PROTOCOL), and gives git the
+// repository rather than let it follow a .git file or a link to another
+// agent's (such a directory is refused). A push is refused when the
+// repository redefines the remote (remote.<remote>.*) or rewrites URLs
+// (url.*.insteadOf), which could send it elsewhere or run a program.
 package git

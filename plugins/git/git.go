@@ -174,9 +174,19 @@ func (h *Handler) runner(req command.Request) (safegit.Runner, error) {
 		}
 	}
 	if err := r.Check(); err != nil {
-		return r, channel.Errorf(channel.CodeInvalidRequest, "The agent's directory is not a git repository (git init, and a first commit).")
+		return r, notRepository(err)
 	}
 	return r, nil
+}
+
+// notRepository is the answer for a directory a Runner refuses: no
+// repository, or a .git leading to another one.
+func notRepository(err error) error {
+	if errors.Is(err, safegit.ErrRedirected) {
+		return channel.Errorf(channel.CodeInvalidRequest,
+			"Refused: the directory's .git leads to another repository (%v). git runs only on the directory's own .git, or a worktree of its repository.", err)
+	}
+	return channel.Errorf(channel.CodeInvalidRequest, "The agent's directory is not a git repository (git init, and a first commit).")
 }
 
 // buttons are the actions under every answer; Branch only for a chat with
@@ -420,13 +430,13 @@ func (h *Handler) push(ctx context.Context, r safegit.Runner) (command.Response,
 	if h.Settings.Remote == "" {
 		return command.Response{}, channel.Errorf(channel.CodeInvalidRequest, "No remote is configured for /git push (the plugin's remote setting).")
 	}
-	rewrites, err := r.Rewrites(ctx)
+	redirects, err := r.Redirects(ctx, h.Settings.Remote)
 	if err != nil {
 		return command.Response{}, failed("git config", err)
 	}
-	if len(rewrites) > 0 {
+	if len(redirects) > 0 {
 		return command.Response{}, channel.Errorf(channel.CodeInvalidRequest,
-			"Push refused: the repository's configuration rewrites URLs (%s), which could send it elsewhere. Remove them from .git/config.", strings.Join(rewrites, ", "))
+			"Push refused: the repository's configuration redirects a push to the remote (%s), which could send it elsewhere or run a program. Remove them (git config --unset).", clip(strings.Join(redirects, ", "), 600))
 	}
 	cur, err := r.Run(ctx, "symbolic-ref", "--short", "-q", "HEAD")
 	branch := strings.TrimSpace(string(cur))

@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -52,6 +53,9 @@ func (h *Handler) Call(ctx context.Context, req tool.CallRequest) (tool.Result, 
 	}
 	r := safegit.Runner{Dir: dir, Git: h.Settings.Git}
 	if err := r.Check(); err != nil {
+		if errors.Is(err, safegit.ErrRedirected) {
+			return tool.Result{Text: "Refused: this chat's .git leads to another repository (" + err.Error() + ").", IsError: true}, nil
+		}
 		return tool.Result{Text: "This chat's directory is not a git repository.", IsError: true}, nil
 	}
 	text, err := summary(ctx, r, n)

@@ -12,16 +12,23 @@
 //
 //   - the environment is built from nothing: PATH, the C locale, HOME and
 //     the global configuration /dev/null, no system configuration or
-//     attributes, no replace refs, no prompts, no optional locks, and the
-//     working tree pinned to the directory (a planted core.worktree cannot
-//     move it);
+//     attributes, no replace refs, no prompts, no optional locks, and only
+//     the file, https and ssh transports (GIT_ALLOW_PROTOCOL, which
+//     outranks the repository's protocol.<name>.allow: ext::<command> is
+//     a transport that runs a program);
+//   - the working tree, the git directory and the common directory are
+//     given (GIT_WORK_TREE, GIT_DIR, GIT_COMMON_DIR), never discovered: a
+//     planted core.worktree cannot move the working tree, and a .git file
+//     is followed only to the repository's own worktree admin directory
+//     (Locate), never to another agent's repository;
 //   - configuration given through GIT_CONFIG_COUNT, which outranks every
 //     file's and reaches the git processes git itself starts, turns off the
 //     keys that run a program (Neutral);
 //   - before each command, the keys the repository's configuration holds
 //     (its includes too) are listed, and every filter, diff driver,
 //     credential helper and remote pack program they define is overridden
-//     by an empty (or the stock) value;
+//     by an empty (or the stock) value, and every protocol.<name>.allow by
+//     never;
 //   - diff, log and show get --no-ext-diff and --no-textconv; status and diff
 //     ignore submodules, whose own configuration is never read; push, fetch
 //     and ls-remote name the stock receive-pack and upload-pack.
@@ -29,12 +36,13 @@
 // Git's configuration is read again by each git process, so a repository
 // changed between the listing and the command could still define a driver
 // the listing did not see: run commands when the chat's agent is idle, as
-// the host's own /worktree commands do. URL rewrites (url.*.insteadOf) are
-// many-valued and cannot be overridden: Runner.Rewrites reports them, and a
-// push should refuse a repository that has them.
+// the host's own /worktree commands do. A remote's URLs (remote.<name>.url,
+// pushurl) and URL rewrites (url.*.insteadOf) are many-valued and cannot be
+// overridden: Runner.Redirects reports every key that would send a push to
+// a target somewhere else, and a push must be refused when there is one.
 //
 // The package uses only the standard library; the host's own git on a
-// chat's worktree (core/worktree) runs with Env too.
+// chat's worktree (core/worktree) runs through a Runner too.
 package safegit
 
 import (
@@ -53,8 +61,8 @@ import (
 // repository says: each key runs a program, or lets one run (a hook, the
 // fsmonitor daemon, ssh, a credential helper, a pager, an editor, an
 // external diff, gpg), or recurses into submodules (whose configuration is
-// not checked), or fetches. Only the file, ssh and https transports are
-// allowed.
+// not checked), or fetches. The transports are Env's GIT_ALLOW_PROTOCOL's;
+// protocol.allow never is for a git too old to know it.
 var Neutral = [][2]string{
 	{"core.fsmonitor", "false"},
 	{"core.hooksPath", os.DevNull},
@@ -77,9 +85,6 @@ var Neutral = [][2]string{
 	{"push.gpgSign", "false"},
 	{"log.showSignature", "false"},
 	{"protocol.allow", "never"},
-	{"protocol.file.allow", "always"},
-	{"protocol.https.allow", "always"},
-	{"protocol.ssh.allow", "always"},
 	{"submodule.recurse", "false"},
 	{"push.recurseSubmodules", "no"},
 	{"fetch.recurseSubmodules", "false"},
@@ -90,14 +95,21 @@ var Neutral = [][2]string{
 	{"maintenance.auto", "false"},
 }
 
+// Protocols are the transports git may use (GIT_ALLOW_PROTOCOL): local
+// paths and file:// URLs, https and ssh. The environment outranks every
+// configuration file: a repository's protocol.ext.allow = always cannot
+// let ext::<command> (or any other transport) in.
+const Protocols = "file:https:ssh"
+
 // Env is the environment of a git started on a repository someone else can
 // write: PATH (path), the C locale, no prompts, HOME and the global
 // configuration /dev/null, no system configuration or attributes, no
-// replace refs or optional locks, no pager or editor, and the configuration
-// Neutral then extra (later keys win).
+// replace refs or optional locks, no pager or editor, the transports of
+// Protocols only, and the configuration Neutral then extra (later keys
+// win).
 func Env(path string, extra ...[2]string) []string {
 	e := []string{
-		"PATH=" + path, "LC_ALL=C", "HOME=" + os.DevNull, "GIT_TERMINAL_PROMPT=0",
+		"PATH=" + path, "LC_ALL=C", "HOME=" + os.DevNull, "GIT_TERMINAL_PROMPT=0", "GIT_ALLOW_PROTOCOL=" + Protocols,
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_ATTR_NOSYSTEM=1", "GIT_NO_REPLACE_OBJECTS=1",
 		"GIT_OPTIONAL_LOCKS=0", "GIT_PAGER=cat", "PAGER=cat", "GIT_EDITOR=false", "GIT_SEQUENCE_EDITOR=false",
 		"GIT_ASKPASS=", "SSH_ASKPASS=",
@@ -113,7 +125,8 @@ func Env(path string, extra ...[2]string) []string {
 
 // Runner runs git in one repository's working tree.
 type Runner struct {
-	// Dir is the top of the working tree (where .git is), absolute.
+	// Dir is the top of the working tree (where .git is), absolute: the
+	// repository's own, or one of its worktrees (see Locate).
 	Dir string
 	// Git is the git program; "" is "git" looked up in PATH.
 	Git string
@@ -143,15 +156,21 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrNotRepository: Dir is not the top of a git working tree.
 var ErrNotRepository = errors.New("not the top of a git working tree")
 
-// Check reports ErrNotRepository (wrapped) when Dir holds no .git.
+// Check reports why Dir is not a working tree a Runner runs git in:
+// ErrNotRepository when it holds no .git, ErrRedirected (both wrapped)
+// when its .git leads to another repository (Locate, Unlinked).
 func (r Runner) Check() error {
-	if !filepath.IsAbs(r.Dir) {
-		return fmt.Errorf("%q: %w (the path is not absolute)", r.Dir, ErrNotRepository)
+	_, err := r.layout()
+	return err
+}
+
+// layout is Dir's layout, when git run on it reads only its repository.
+func (r Runner) layout() (Layout, error) {
+	l, err := Locate(r.Dir)
+	if err != nil {
+		return l, err
 	}
-	if _, err := os.Lstat(filepath.Join(r.Dir, ".git")); err != nil {
-		return fmt.Errorf("%s: %w", r.Dir, ErrNotRepository)
-	}
-	return nil
+	return l, Unlinked(l)
 }
 
 // Run runs git args in Dir and returns its standard output. Before the
@@ -162,43 +181,60 @@ func (r Runner) Run(ctx context.Context, args ...string) ([]byte, error) {
 
 // RunInput is Run with stdin (nil: none).
 func (r Runner) RunInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	if err := r.Check(); err != nil {
+	l, err := r.layout()
+	if err != nil {
 		return nil, err
 	}
-	keys, err := r.keys(ctx)
+	keys, err := r.keys(ctx, l)
 	if err != nil {
 		return nil, err
 	}
 	extra := append(overrides(keys), r.Config...)
-	return r.exec(ctx, Env(r.path(), extra...), stdin, hardened(args))
+	return r.exec(ctx, l, Env(r.path(), extra...), stdin, hardened(args))
 }
 
-// Rewrites lists the repository's URL rewrites (url.<base>.insteadOf and
-// pushInsteadOf keys), which no configuration can take back: a push to a
-// URL the plugin chose should be refused when there is any.
-func (r Runner) Rewrites(ctx context.Context) ([]string, error) {
-	if err := r.Check(); err != nil {
+// Redirects lists what in the repository would send a push to target (a
+// path or URL, as given to git push) somewhere else, or through a program
+// of the repository's choosing — none of it can be taken back by
+// configuration, since URLs are many-valued: the target's own remote
+// section (remote.<target>.url, pushurl, receivepack, vcs, …), URL
+// rewrites (url.<base>.insteadOf, pushInsteadOf), and for a target
+// without a slash the legacy remotes/<target> and branches/<target>
+// files. A push must be refused when the list is not empty.
+func (r Runner) Redirects(ctx context.Context, target string) ([]string, error) {
+	l, err := r.layout()
+	if err != nil {
 		return nil, err
 	}
-	keys, err := r.keys(ctx)
+	keys, err := r.keys(ctx, l)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, k := range keys {
-		section, _, name := split(k)
-		if section == "url" && (name == "insteadof" || name == "pushinsteadof") {
+		section, sub, name := split(k)
+		switch {
+		case section == "url" && (name == "insteadof" || name == "pushinsteadof"):
 			out = append(out, k)
+		case section == "remote" && strings.EqualFold(sub, target):
+			out = append(out, k)
+		}
+	}
+	if !strings.Contains(target, "/") {
+		for _, f := range []string{"remotes", "branches"} {
+			if _, err := os.Lstat(filepath.Join(l.CommonDir, f, target)); err == nil {
+				out = append(out, filepath.Join(".git", f, target))
+			}
 		}
 	}
 	return out, nil
 }
 
-// keys lists the configuration keys git sees in Dir (every file,
-// includes followed), lowercased where git lowercases them. Listing runs
-// nothing the configuration names.
-func (r Runner) keys(ctx context.Context) ([]string, error) {
-	out, err := r.exec(ctx, Env(r.path()), nil, []string{"config", "--list", "--name-only", "-z"})
+// keys lists the configuration keys git sees in the layout's repository
+// (every file, includes followed), lowercased where git lowercases them.
+// Listing runs nothing the configuration names.
+func (r Runner) keys(ctx context.Context, l Layout) ([]string, error) {
+	out, err := r.exec(ctx, l, Env(r.path()), nil, []string{"config", "--list", "--name-only", "-z"})
 	if err != nil {
 		return nil, err
 	}
@@ -225,8 +261,9 @@ func split(key string) (section, sub, name string) {
 // overrides are the values that take back what the repository's keys
 // define: a filter's programs (empty: no filter) and its requirement, a
 // diff driver's textconv and command, a credential helper, a remote's
-// proxy. (A remote's pack programs keep their first value: hardened gives
-// them as options.)
+// proxy, a transport's permission (never: GIT_ALLOW_PROTOCOL decides).
+// (A remote's pack programs keep their first value: hardened gives them
+// as options.)
 func overrides(keys []string) [][2]string {
 	var out [][2]string
 	seen := map[string]bool{}
@@ -252,6 +289,8 @@ func overrides(keys []string) [][2]string {
 			add(k, "")
 		case section == "remote" && name == "proxy":
 			add(k, "")
+		case section == "protocol" && name == "allow":
+			add(k, "never")
 		}
 	}
 	return out
@@ -288,15 +327,17 @@ func (r Runner) path() string {
 	return os.Getenv("PATH")
 }
 
-func (r Runner) exec(ctx context.Context, env []string, stdin []byte, args []string) ([]byte, error) {
+func (r Runner) exec(ctx context.Context, l Layout, env []string, stdin []byte, args []string) ([]byte, error) {
 	bin := r.Git
 	if bin == "" {
 		bin = "git"
 	}
-	cmd := exec.CommandContext(ctx, bin, append([]string{"--no-pager", "-C", r.Dir}, args...)...)
-	// The working tree is Dir whatever core.worktree says.
-	cmd.Env = append(env, "GIT_WORK_TREE="+r.Dir)
-	cmd.Dir = r.Dir
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--no-pager", "-C", l.WorkTree}, args...)...)
+	// The working tree is Dir whatever core.worktree says; the
+	// repository is the one Locate accepted, whatever a .git file or a
+	// commondir file says.
+	cmd.Env = append(env, "GIT_WORK_TREE="+l.WorkTree, "GIT_DIR="+l.GitDir, "GIT_COMMON_DIR="+l.CommonDir)
+	cmd.Dir = l.WorkTree
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

@@ -219,26 +219,6 @@ func TestHostileRepositoryRunsNothing(t *testing.T) {
 	})
 }
 
-// TestRewrites reports url.*.insteadOf.
-func TestRewrites(t *testing.T) {
-	t.Parallel()
-	h := NewHostile(t)
-	r := safegit.Runner{Dir: h.Dir}
-	got, err := r.Rewrites(context.Background())
-	if err != nil || len(got) != 0 {
-		t.Fatalf("Rewrites = %v, %v; want none", got, err)
-	}
-	cmd := exec.Command("git", "-C", h.Dir, "config", "url.ext::sh -c touch% /tmp/x.insteadOf", h.Bare)
-	cmd.Env = safegit.Env(os.Getenv("PATH"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	got, err = r.Rewrites(context.Background())
-	if err != nil || len(got) != 1 {
-		t.Fatalf("Rewrites = %v, %v; want one", got, err)
-	}
-}
-
 // TestNotRepository refuses a directory without .git.
 func TestNotRepository(t *testing.T) {
 	t.Parallel()
