@@ -193,6 +193,9 @@ func manifestScript(nonce string, roots ...string) string {
 		"env | cut -d= -f1 | sort -u | sed 's/^/E /' >> $out",
 		"find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type d -writable -print 2>/dev/null | while read -r d; do touch \"$d/.probe-" + nonce + "\" 2>/dev/null && echo \"W $d\"; done >> $out",
 		"find " + strings.Join(roots, " ") + " \\( -type f -o -type s \\) -readable -print 2>/dev/null | grep -v '/.probe-' | sed 's/^/R /' >> $out",
+		// The host's own files outside the project: /etc, the home directories, /var and
+		// the rest that a sandbox does not grant.
+		"find /etc /home /root /var /srv /opt /mnt /media /boot " + strings.Join(hostProbeRoots(), " ") + " \\( -type f -o -type s \\) -readable -print 2>/dev/null | sed 's/^/G /' >> $out",
 		"find / \\( -path /proc -o -path /sys \\) -prune -o -type s -print 2>/dev/null | while read -r s; do python3 -c 'import socket,sys; c=socket.socket(socket.AF_UNIX); c.settimeout(2); c.connect(sys.argv[1]); print(\"C \"+sys.argv[1])' \"$s\" 2>/dev/null; done >> $out",
 		"for p in /proc/[0-9]*; do echo \"P $(tr '\\0' ' ' < $p/cmdline 2>/dev/null)\"; done >> $out",
 		// The capabilities a tool holds, and whether it can take away a mount
@@ -234,6 +237,44 @@ print("H " + answer(r))
 add_key = {"x86_64": 248, "aarch64": 217}.get(platform.machine(), -1)
 print("Y " + answer(libc.syscall(add_key, b"user", b"clawhost-probe", b"v", 1, -4)))
 `
+
+// grantedEtc are the files of /etc a sandbox shows (docs/security.md, "What a
+// sandboxed claude sees"; core/runner's systemGrants): a file of /etc not under one
+// of them, or any readable file of the other host trees the walk visits, fails.
+var grantedEtc = []string{"passwd", "group", "nsswitch.conf", "hosts", "host.conf", "resolv.conf", "gai.conf",
+	"services", "protocols", "ssl", "ca-certificates", "ca-certificates.conf", "pki", "crypto-policies", "localtime",
+	"timezone", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "mime.types", "magic", "magic.mime",
+	"terminfo", "inputrc", "bash.bashrc", "profile", "gitconfig", "os-release", "debian_version", "locale.alias",
+	"mtab", "shells", "ssh/ssh_config", "ssh/ssh_config.d", "python3"}
+
+// grantedHostFile reports whether p, a readable file the walk of the host's own
+// trees found, is one the sandbox grants: under a granted /etc entry (python3: Debian's
+// /etc/python3.x), or in a scratch directory of the sandbox's own (/var/tmp).
+func grantedHostFile(p string) bool {
+	if strings.HasPrefix(p, "/var/tmp/") {
+		return true
+	}
+	rel, ok := strings.CutPrefix(p, "/etc/")
+	if !ok {
+		return false
+	}
+	for _, g := range grantedEtc {
+		if rel == g || strings.HasPrefix(rel, g+"/") || g == "python3" && strings.HasPrefix(rel, "python3") {
+			return true
+		}
+	}
+	return false
+}
+
+// hostProbeRoots are the test's own home and the operator's, walked too when they
+// exist outside /home and /root.
+func hostProbeRoots() []string {
+	var out []string
+	if h, err := os.UserHomeDir(); err == nil && h != "/root" && !strings.HasPrefix(h, "/home/") {
+		out = append(out, h)
+	}
+	return out
+}
 
 // shellQuote is s in single quotes for sh.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -388,6 +429,7 @@ func testSandboxManifest(t *testing.T, run sandboxRun) {
 			}
 			mcpFiles := 0
 			probed := map[string]bool{}
+			ungranted := 0
 			var chain []string
 			for _, line := range strings.Split(string(b), "\n") {
 				kind, p, _ := strings.Cut(line, " ")
@@ -414,6 +456,12 @@ func testSandboxManifest(t *testing.T, run sandboxRun) {
 					}
 					if !allowed(p, tc.readable) {
 						t.Errorf("readable: %s", p)
+					}
+				case "G":
+					if !grantedHostFile(p) {
+						if ungranted++; ungranted <= 20 {
+							t.Errorf("a host file not on the granted list is readable: %s", p)
+						}
 					}
 				case "C":
 					// The tool socket, and claude's own in its TMPDIR.
@@ -444,6 +492,9 @@ func testSandboxManifest(t *testing.T, run sandboxRun) {
 						t.Errorf("a host or plugin process is visible: %s", p)
 					}
 				}
+			}
+			if ungranted > 20 {
+				t.Errorf("... %d host files not on the granted list are readable in all", ungranted)
 			}
 			if !probed["H"] || !probed["Y"] {
 				t.Errorf("the handle and keyring probes did not run: %v", probed)

@@ -49,8 +49,12 @@ type sandboxSpec struct {
 	// rw are bound writable; readOnly bound read-only (inside a hidden
 	// tree: visible again; inside a writable one: read-only again).
 	rw, readOnly []string
-	// hide are made invisible: an empty directory, or an empty file.
+	// hide are made invisible inside what is shown: an empty directory, or an
+	// empty file (outside it they do not exist: nothing is mounted there).
 	hide []string
+	// scratch are fresh, empty, writable directories of the sandbox's own
+	// (/tmp, /var/tmp, claude's HOME when none is bound).
+	scratch []string
 	// overlays put one directory in the place of another: a chat's own
 	// claude state at claude's config directory.
 	overlays []overlay
@@ -69,24 +73,27 @@ type mount struct {
 
 const (
 	opHide = iota
+	opScratch
 	opBind
 	opReadOnly
 )
 
 // bwrapArgs is bwrap's argv (without the command) for s, up to and
-// including "--". The whole filesystem is mounted read-only, then each path
-// is hidden or bound in order of depth, so the deeper rule wins: a path
-// bound back inside a hidden one (the TMPDIR inside data_dir) is visible, a
+// including "--". The sandbox's root is an empty tmpfs of its own (bwrap's):
+// nothing of the host exists in it but what s grants, its own /dev and
+// /proc. Each path is bound, hidden or made scratch in order of depth, so the
+// deeper rule wins: a path bound back inside a hidden one is visible, a
 // hidden one inside the workspace (other chats' media) is not; at one path a
 // bind beats a hide and a read-only bind beats both. stat tells directories
-// from files and reports what does not exist, which is skipped (bwrap
-// cannot mount over a missing path on a read-only tree). Mounts that change
-// nothing a process inside sees are left out (needless): each costs bwrap a
-// mount and a read of the mount table at every start.
+// from files and reports what does not exist, which is skipped. Mounts that
+// change nothing a process inside sees are left out (needless): each costs
+// bwrap a mount and a read of the mount table at every start.
 func bwrapArgs(s sandboxSpec, fsys pathInfo) []string {
-	a := []string{"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}
+	a := []string{"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--dev", "/dev", "--proc", "/proc"}
 	for _, m := range prune(mountOrder(s, fsys), fsys) {
 		switch {
+		case m.op == opScratch:
+			a = append(a, "--perms", "1777", "--tmpfs", m.path)
 		case m.op == opBind:
 			a = append(a, "--bind", cmp.Or(m.src, m.path), m.path)
 		case m.op == opReadOnly:
@@ -97,7 +104,9 @@ func bwrapArgs(s sandboxSpec, fsys pathInfo) []string {
 			a = append(a, "--ro-bind", "/dev/null", m.path)
 		}
 	}
-	return append(a, "--chdir", cmp.Or(s.worktree, s.workspace), "--")
+	// The root's own tmpfs (what bwrap made to hold the mount points) read-only,
+	// as the recycled sandbox's is.
+	return append(a, "--remount-ro", "/", "--chdir", cmp.Or(s.worktree, s.workspace), "--")
 }
 
 // mountOrder is s's mounts in the order bwrap applies them, those whose
@@ -111,6 +120,9 @@ func mountOrder(s sandboxSpec, fsys pathInfo) []mount {
 	}
 	for _, p := range s.hide {
 		add(p, opHide, "")
+	}
+	for _, p := range s.scratch {
+		add(p, opScratch, "")
 	}
 	for _, p := range s.rw {
 		add(p, opBind, "")
@@ -135,6 +147,11 @@ func mountOrder(s sandboxSpec, fsys pathInfo) []mount {
 	})
 	var out []mount
 	for _, m := range slices.Compact(ms) {
+		if m.op == opScratch {
+			m.dir = true // made in the sandbox's own tree, whatever the host has there
+			out = append(out, m)
+			continue
+		}
 		dir, ok := fsys.stat(cmp.Or(m.src, m.path))
 		if !ok {
 			continue
@@ -194,13 +211,12 @@ func realPath(p string) string {
 // path existing), those that change nothing a process inside sees:
 //
 //   - a mount followed by another at the same path, which covers it;
-//   - a hide inside a hidden tree: the path is absent there already (the
-//     mount would make it an empty directory); and a hide of /dev/shm,
-//     which --dev /dev makes an empty directory of the sandbox's own;
+//   - a hide where nothing is shown: outside every bind (the sandbox's root
+//     is empty), inside a hidden tree or a scratch directory; and a hide of
+//     /dev/shm, which --dev /dev makes an empty directory of the sandbox's own;
 //   - a path bound at itself where the tree above it shows that same path
-//     the same way already: read-only under the read-only root or a
-//     read-only bind, writable under a writable bind (a claude package
-//     outside every hidden tree).
+//     the same way already: read-only under a read-only bind, writable under
+//     a writable bind (a claude package inside /usr).
 //
 // The last two only when no link is involved (byName). The result shows
 // the same files, as writable, as ms does, or fewer (the absent hidden
@@ -212,7 +228,7 @@ func prune(ms []mount, fsys pathInfo) []mount {
 		if i+1 < len(ms) && ms[i+1].path == m.path {
 			continue
 		}
-		above := mount{path: "/", op: opReadOnly} // bwrap's --ro-bind / /
+		above := mount{path: "/", op: opHide} // the sandbox's own empty root
 		for j := len(out) - 1; j >= 0; j-- {
 			if under(m.path, out[j].path) {
 				above = out[j]
@@ -222,7 +238,7 @@ func prune(ms []mount, fsys pathInfo) []mount {
 		switch {
 		case m.op == opHide && m.path == "/dev/shm":
 			continue
-		case m.op == opHide && above.op == opHide && byName(m.path, false, ms[:i], fsys, real):
+		case m.op == opHide && (above.op == opHide || above.op == opScratch) && byName(m.path, false, ms[:i], fsys, real):
 			continue
 		case m.op != opHide && m.src == "" && above.op == m.op && above.src == "" && byName(m.path, true, ms[:i], fsys, real):
 			continue
@@ -342,13 +358,40 @@ func lookupEnv(env []string, key string) string {
 	return ""
 }
 
-// systemTempDirs are the shared temporary and runtime directories every
-// sandbox gets empty: the host's plugin sockets live in its TMPDIR, and
-// /run and /dev/shm hold other services' sockets and shared memory.
+// systemGrants are what of the host's own files every sandbox shows,
+// read-only: the system's programs and libraries, and the files of /etc a
+// shell, the C library, git, Python and TLS read. Nothing else of the host
+// exists inside: no home directory, no /etc/shadow, no /var, /srv, /opt or
+// /mnt (claude's own package is granted where it is, executableDirs; what
+// else an agent's tools need, agent.expose). docs/security.md lists them.
+var systemGrants = []string{
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf",
+	"/etc/gai.conf", "/etc/services", "/etc/protocols", "/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf",
+	"/etc/pki", "/etc/crypto-policies", "/etc/localtime", "/etc/timezone", "/etc/ld.so.cache", "/etc/ld.so.conf",
+	"/etc/ld.so.conf.d", "/etc/alternatives", "/etc/mime.types", "/etc/magic", "/etc/magic.mime", "/etc/terminfo",
+	"/etc/inputrc", "/etc/bash.bashrc", "/etc/profile", "/etc/gitconfig", "/etc/os-release", "/etc/debian_version",
+	"/etc/locale.alias", "/etc/mtab", "/etc/shells", "/etc/ssh/ssh_config", "/etc/ssh/ssh_config.d",
+}
+
+// systemPythonConfig is Debian's per-version Python configuration
+// (/etc/python3.11: sitecustomize.py), which its python3 reads at start.
+var systemPythonConfig = sync.OnceValue(func() []string {
+	m, _ := filepath.Glob("/etc/python3*")
+	return m
+})
+
+// systemScratch are the temporary directories every sandbox gets of its own,
+// empty and writable.
+var systemScratch = []string{"/tmp", "/var/tmp"}
+
+// systemTempDirs are the shared temporary and runtime directories hidden
+// wherever a granted tree holds them: the host's plugin sockets live in its
+// TMPDIR, and /run and /dev/shm hold other services' sockets and shared memory.
 // /run/systemd/resolve is bound back (/etc/resolv.conf may point there).
 // Resolved once: they do not move while the host runs.
 var systemTempDirs = sync.OnceValues(func() (hide, keep []string) {
-	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm", "/run", os.TempDir()} {
+	for _, d := range []string{"/dev/shm", "/run", os.TempDir()} {
 		// A link (/var/run → /run) is mounted over where it leads.
 		if r, err := filepath.EvalSymlinks(d); err == nil {
 			d = r
@@ -399,8 +442,14 @@ func (c Config) sandboxSpecFor(l sandboxLaunch) sandboxSpec {
 	tmps, keep := systemTempDirs()
 	s := sandboxSpec{workspace: c.Workspace, worktree: l.worktree,
 		rw:       append([]string{l.tmp}, c.AddDirs...),
-		readOnly: append(append(slices.Clone(keep), c.Expose...), executableDirs(l.exe)...),
+		readOnly: slices.Concat(systemGrants, systemPythonConfig(), keep, c.Expose, executableDirs(l.exe)),
 		hide:     append(append(slices.Clone(tmps), hide...), c.Hide...),
+		scratch:  slices.Clone(systemScratch),
+	}
+	// claude's HOME: its own when bound (no config directory of its own), else an
+	// empty directory of the sandbox's (caches its tools write go nowhere).
+	if home := lookupEnv(env, "HOME"); home != "" && !slices.Contains(rw, filepath.Clean(home)) {
+		s.scratch = append(s.scratch, filepath.Clean(home))
 	}
 	// MCP config files: the chat's own (its tool token) and agent.mcp_config's
 	// (which may sit in a hidden tree, beside the config file); a relative one

@@ -32,8 +32,9 @@ func needBwrap(t testing.TB) {
 	}
 }
 
-// TestBwrapArgs: the mounts in depth order, so what is bound back inside a
-// hidden tree is visible and what is hidden inside the workspace is not;
+// TestBwrapArgs: the mounts in depth order on the sandbox's own empty root
+// (a hide outside every bind is left out: nothing is there), so what is
+// hidden inside the workspace is not visible;
 // at one path a bind beats a hide and a read-only bind beats both; paths
 // that do not exist are skipped; a hidden file gets /dev/null; an overlay
 // binds another directory in a path's place.
@@ -55,7 +56,7 @@ func TestBwrapArgs(t *testing.T) {
 		stat: func(p string) (bool, bool) { d, ok := exists[p]; return d, ok },
 		real: func(p string) string { return cmp.Or(links[p], p) },
 	}
-	head := "--die-with-parent --unshare-pid --unshare-ipc --ro-bind / / --dev /dev --proc /proc "
+	head := "--die-with-parent --unshare-pid --unshare-ipc --dev /dev --proc /proc "
 	for _, tc := range []struct {
 		name string
 		spec sandboxSpec
@@ -66,20 +67,19 @@ func TestBwrapArgs(t *testing.T) {
 			rw:        []string{"/srv/bot/ws", "/srv/bot/data/runner/t/1-1", "/srv/bot/ws/media/tg/5"},
 			readOnly:  []string{"/srv/bot/ws/.claude"},
 			hide:      []string{"/tmp", "/root/.claude", "/root/.claude.json", "/srv/bot/data", "/srv/other-ws", "/srv/bot/config.hcl", "/srv/missing", "/srv/bot/ws/media"},
-		}, "--tmpfs /tmp --tmpfs /root/.claude --ro-bind /dev/null /root/.claude.json --tmpfs /srv/other-ws " +
-			"--ro-bind /dev/null /srv/bot/config.hcl --tmpfs /srv/bot/data --bind /srv/bot/ws /srv/bot/ws " +
+		}, "--bind /srv/bot/ws /srv/bot/ws " +
 			"--ro-bind /srv/bot/ws/.claude /srv/bot/ws/.claude --tmpfs /srv/bot/ws/media --bind /srv/bot/data/runner/t/1-1 /srv/bot/data/runner/t/1-1 " +
-			"--bind /srv/bot/ws/media/tg/5 /srv/bot/ws/media/tg/5 --chdir /srv/bot/ws --"},
+			"--bind /srv/bot/ws/media/tg/5 /srv/bot/ws/media/tg/5 --remount-ro / --chdir /srv/bot/ws --"},
 		{"a chat's own state in the config directory's place", sandboxSpec{
 			workspace: "/srv/bot/ws",
 			readOnly:  []string{"/srv/bot/data/claude/.credentials.json", "/srv/bot/data/claude/settings.json"},
 			hide:      []string{"/srv/bot/data"},
 			overlays:  []overlay{{"/srv/bot/data/runner/chats/c", "/srv/bot/data/claude"}},
-		}, "--tmpfs /srv/bot/data --bind /srv/bot/data/runner/chats/c /srv/bot/data/claude " +
-			"--ro-bind /srv/bot/data/claude/.credentials.json /srv/bot/data/claude/.credentials.json --chdir /srv/bot/ws --"},
+		}, "--bind /srv/bot/data/runner/chats/c /srv/bot/data/claude " +
+			"--ro-bind /srv/bot/data/claude/.credentials.json /srv/bot/data/claude/.credentials.json --remount-ro / --chdir /srv/bot/ws --"},
 		{"hidden and bound at one path: bound; hidden, bound and read-only: read-only", sandboxSpec{workspace: "/srv/bot/ws",
 			hide: []string{"/srv/bot/ws/", "/srv/bot/data", "/srv/bot/data/claude"}, rw: []string{"/srv/bot/ws", "/srv/bot/data/claude"}, readOnly: []string{"/srv/bot/data/claude"}, worktree: "/srv/other-ws"},
-			"--tmpfs /srv/bot/data --bind /srv/bot/ws /srv/bot/ws --ro-bind /srv/bot/data/claude /srv/bot/data/claude --chdir /srv/other-ws --"},
+			"--bind /srv/bot/ws /srv/bot/ws --ro-bind /srv/bot/data/claude /srv/bot/data/claude --remount-ro / --chdir /srv/other-ws --"},
 		// Left out: the hides inside the hidden config directory, /dev/shm
 		// (--dev /dev's own is empty), a package outside every hidden tree
 		// (read-only already), a writable directory inside the writable
@@ -92,12 +92,12 @@ func TestBwrapArgs(t *testing.T) {
 			rw:        []string{"/srv/bot/ws", "/srv/bot/ws/extra"},
 			readOnly:  []string{"/srv/bot/ws/.claude", "/srv/bot/data/run/agent.sock", "/usr/lib/node_modules", "/opt/claude/node_modules"},
 			hide:      []string{"/dev/shm", "/srv/bot", "/srv/bot/data", "/srv/bot/config.hcl"},
-		}, "--tmpfs /srv/bot --ro-bind /opt/claude/node_modules /opt/claude/node_modules --bind /srv/bot/ws /srv/bot/ws " +
-			"--ro-bind /srv/bot/ws/.claude /srv/bot/ws/.claude --ro-bind /srv/bot/data/run/agent.sock /srv/bot/data/run/agent.sock --chdir /srv/bot/ws --"},
+		}, "--ro-bind /opt/claude/node_modules /opt/claude/node_modules --bind /srv/bot/ws /srv/bot/ws --ro-bind /usr/lib/node_modules /usr/lib/node_modules " +
+			"--ro-bind /srv/bot/ws/.claude /srv/bot/ws/.claude --ro-bind /srv/bot/data/run/agent.sock /srv/bot/data/run/agent.sock --remount-ro / --chdir /srv/bot/ws --"},
 		{"a hide inside a hidden tree that a link leads into", sandboxSpec{workspace: "/srv/bot/ws", readOnly: []string{"/opt/ln"}, hide: []string{"/srv/bot", "/srv/bot/data"}},
-			"--ro-bind /opt/ln /opt/ln --tmpfs /srv/bot --tmpfs /srv/bot/data --chdir /srv/bot/ws --"},
+			"--ro-bind /opt/ln /opt/ln --tmpfs /srv/bot --tmpfs /srv/bot/data --remount-ro / --chdir /srv/bot/ws --"},
 		{"a package a hidden link leads to", sandboxSpec{workspace: "/srv/bot/ws", readOnly: []string{"/usr/lib/node_modules"}, hide: []string{"/srv/hidelink"}},
-			"--tmpfs /srv/hidelink --ro-bind /usr/lib/node_modules /usr/lib/node_modules --chdir /srv/bot/ws --"},
+			"--ro-bind /usr/lib/node_modules /usr/lib/node_modules --remount-ro / --chdir /srv/bot/ws --"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -525,7 +525,7 @@ func TestPruneShowsTheSame(t *testing.T) {
 	// shows is what p shows under ms: "ro:<host path>", "rw:<host path>"
 	// or "hidden".
 	shows := func(ms []mount, p string) string {
-		what := "ro:" + p // --ro-bind / /
+		what := "hidden" // the sandbox's own empty root
 		for _, m := range ms {
 			if m.path != p && !under(p, m.path) {
 				continue

@@ -308,19 +308,25 @@ func zygoteSpikeSameView(t *testing.T, r *Runner, c Config, l sandboxLaunch) {
 		t.Fatalf("bwrap per start: %v: %s", err, want)
 	}
 
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	// The same probe as the real helper's start (the test binary, as the runner starts it).
+	z := testZygote(t, "")
+	out, err := os.CreateTemp(t.TempDir(), "out")
+	must(t, err)
+	defer out.Close()
+	devnull, err := os.Open(os.DevNull)
+	must(t, err)
+	defer devnull.Close()
+	p, err := z.run(zygoteRequest{Argv: append(append([]string{"/bin/sh"}, probe...), paths...), Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir, Mounts: mounts}, devnull, out, out)
+	must(t, err)
+	defer p.Release()
+	if code := p.Wait(); code != 0 {
+		b, _ := os.ReadFile(out.Name())
+		t.Fatalf("helper: exit %d: %s", code, b)
 	}
-	js, _ := json.Marshal(mounts)
-	args, _ := json.Marshal(append(append([]string{"/bin/sh"}, probe...), paths...))
-	cmd := exec.Command("bwrap", append(slices.Clone(zygoteSpikeBwrap), self)...)
-	cmd.Env = []string{"ZYGOTE_SPIKE=1", "ZYGOTE_SPIKE_N=1", "ZYGOTE_SPIKE_MOUNTS=" + string(js), "ZYGOTE_SPIKE_ARGV=" + string(args), "ZYGOTE_SPIKE_DIR=" + dir}
+	b, err := os.ReadFile(out.Name())
+	must(t, err)
 	var got strings.Builder
-	cmd.Stderr = &got
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("helper: %v: %s", err, got.String())
-	}
+	got.Write(b)
 	w, g := strings.Split(string(want), "\n"), strings.Split(got.String(), "\n")
 	if len(w) != len(g) {
 		t.Fatalf("the helper's start shows another view than bwrap per start:\nbwrap:\n%s\nhelper:\n%s", want, got.String())

@@ -323,7 +323,7 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 	for i, m := range req.Mounts {
 		src := m.Src
 		switch {
-		case m.Op == opHide && m.Dir:
+		case m.Op == opHide && m.Dir, m.Op == opScratch:
 			srcs[i] = -1
 			continue
 		case m.Op == opHide:
@@ -337,19 +337,25 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 		}
 		srcs[i] = fd
 	}
-	if !weakened("dev") {
-		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-			return 0, 0, fmt.Errorf("/dev/shm: %w", err)
-		}
-		if err := unix.Mount("", "/dev", "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|zygoteDevFlags, ""); err != nil {
-			return 0, 0, fmt.Errorf("/dev read-only: %w", err)
+	// claude's root: an empty tmpfs (mounted over the helper's /tmp, in this start's
+	// namespace alone) that gets the start's mounts, /dev and /proc, then becomes the
+	// root; the helper's view (the host's whole tree, read-only) is detached.
+	if err := unix.Mount("tmpfs", zygoteStage, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return 0, 0, fmt.Errorf("root: %w", err)
+	}
+	mps := make(mountPoints, 2*len(req.Mounts)+4)
+	mps[zygoteStage] = true
+	if err := zygoteDevProc(mps); err != nil {
+		return 0, 0, err
+	}
+	for i, m := range req.Mounts {
+		m.Path = zygoteStage + m.Path
+		if err := zygoteMountOne(m, srcs[i], mps); err != nil {
+			return 0, 0, fmt.Errorf("mount %s: %w", strings.TrimPrefix(m.Path, zygoteStage), err)
 		}
 	}
-	mps := make(mountPoints, 2*len(req.Mounts))
-	for i, m := range req.Mounts {
-		if err := zygoteMountOne(m, srcs[i], mps); err != nil {
-			return 0, 0, fmt.Errorf("mount %s: %w", m.Path, err)
-		}
+	if err := zygotePivot(); err != nil {
+		return 0, 0, err
 	}
 	attr, err := zygoteLimit(req)
 	if err != nil {
@@ -381,6 +387,60 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 	}
 	// Reaped by the helper's own wait (reap).
 	return pid, pidfd, nil
+}
+
+// zygoteStage is where a start builds claude's root before it becomes the root: the
+// helper's /tmp, covered by a tmpfs in the start's mount namespace alone.
+const zygoteStage = "/tmp"
+
+// zygoteDevProc gives claude's root the helper's /dev, read-only, with a fresh /dev/shm,
+// and its /proc (the pid namespace's, with bubblewrap's read-only covers).
+func zygoteDevProc(mps mountPoints) error {
+	dev, proc := zygoteStage+"/dev", zygoteStage+"/proc"
+	mps.dir(dev)
+	mps.dir(proc)
+	if err := unix.Mount("/dev", dev, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("/dev: %w", err)
+	}
+	mps[dev] = false
+	if !weakened("dev") {
+		if err := unix.Mount("tmpfs", dev+"/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+			return fmt.Errorf("/dev/shm: %w", err)
+		}
+		if err := unix.Mount("", dev, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|zygoteDevFlags, ""); err != nil {
+			return fmt.Errorf("/dev read-only: %w", err)
+		}
+	}
+	if err := unix.Mount("/proc", proc, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("/proc: %w", err)
+	}
+	mps[proc] = false
+	return nil
+}
+
+// zygotePivot makes the stage the calling thread's root (its own fs state: zygoteUnshare
+// took CLONE_FS), detaches the helper's view, and makes the root's own tmpfs read-only.
+func zygotePivot() error {
+	old := zygoteStage + "/.old"
+	if err := unix.Mkdir(old, 0o700); err != nil {
+		return fmt.Errorf("root: %w", err)
+	}
+	if err := unix.PivotRoot(zygoteStage, old); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return fmt.Errorf("root: %w", err)
+	}
+	if err := unix.Unmount("/.old", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach the helper's view: %w", err)
+	}
+	if err := unix.Rmdir("/.old"); err != nil {
+		return fmt.Errorf("root: %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("root read-only: %w", err)
+	}
+	return nil
 }
 
 // zygoteLimit takes from the calling start thread what claude must not inherit (new
@@ -447,13 +507,17 @@ func threadGroups(groups []uint32) error {
 }
 
 // confineSpec is what claude's start gives up (confine.Exec) for req: Landlock lets it
-// read what the mounts show and write beneath what they bind writable (the chat's
-// places, its hidden trees' fresh tmpfs, /dev's devices).
+// read beneath what the mounts grant and write beneath what they grant writable (the
+// chat's places, its scratch and hidden trees' fresh tmpfs, /dev's devices) — the same
+// list again, kept by the kernel: a mount the list forgot is still closed.
 func confineSpec(req zygoteRequest) confine.Spec {
-	s := confine.Spec{ReadOnly: []string{"/"}, Writable: []string{"/dev", "/dev/shm"}}
+	s := confine.Spec{ReadOnly: []string{"/proc"}, Writable: []string{"/dev", "/dev/shm"}}
 	for _, m := range req.Mounts {
-		if m.Op == opBind || m.Op == opHide && m.Dir {
+		switch {
+		case m.Op == opBind, m.Op == opScratch, m.Op == opHide && m.Dir:
 			s.Writable = append(s.Writable, m.Path)
+		default:
+			s.ReadOnly = append(s.ReadOnly, m.Path)
 		}
 	}
 	for _, w := range []string{"seccomp", "landlock", "caps", "keyring"} {
@@ -520,8 +584,13 @@ func zygoteUnshare() error {
 // zygoteMountOne makes one mount as bwrapArgs would ask bwrap to, from the source opened
 // as src, its mount point made as mps says.
 func zygoteMountOne(m zygoteMount, src int, mps mountPoints) error {
-	if m.Op == opHide && m.Dir {
-		if err := unix.Mount("tmpfs", m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+	if m.Op == opHide && m.Dir || m.Op == opScratch {
+		mode := "mode=0755"
+		if m.Op == opScratch {
+			mode = "mode=1777"
+		}
+		mps.dir(m.Path)
+		if err := unix.Mount("tmpfs", m.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, mode); err != nil {
 			return err
 		}
 		mps[m.Path] = true

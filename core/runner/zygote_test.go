@@ -70,7 +70,7 @@ func zygoteSh(t *testing.T, z *zygote, script string) (string, int) {
 	devnull, err := os.Open(os.DevNull)
 	must(t, err)
 	defer devnull.Close()
-	p, err := z.run(zygoteRequest{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Dir: "/"}, devnull, out, out)
+	p, err := z.run(zygoteRequest{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Dir: "/", Mounts: zygoteSystem()}, devnull, out, out)
 	if err != nil && !z.alive() {
 		return "HELPER-ENDED", -1
 	}
@@ -189,7 +189,7 @@ func TestZygoteOneClaudeAtATime(t *testing.T) {
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	must(t, err)
 	defer devnull.Close()
-	p, err := z.run(zygoteRequest{Argv: []string{"/bin/cat"}, Env: []string{}, Dir: "/"}, stdin, devnull, devnull)
+	p, err := z.run(zygoteRequest{Argv: []string{"/bin/cat"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, stdin, devnull, devnull)
 	must(t, err)
 	defer p.Release()
 	if p.PID() <= 1 {
@@ -200,7 +200,7 @@ func TestZygoteOneClaudeAtATime(t *testing.T) {
 	if own, _ := os.Readlink("/proc/" + strconv.Itoa(z.helperPID()) + "/ns/mnt"); own == mnt {
 		t.Fatalf("claude runs in its helper's mount namespace %s", mnt)
 	}
-	if _, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/"}, stdin, devnull, devnull); err == nil || !strings.Contains(err.Error(), "already") {
+	if _, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, stdin, devnull, devnull); err == nil || !strings.Contains(err.Error(), "already") {
 		t.Fatalf("a second start while claude runs: %v", err)
 	}
 	stdinW.Close()
@@ -242,7 +242,7 @@ func TestZygoteEnvLastWins(t *testing.T) {
 	devnull, err := os.Open(os.DevNull)
 	must(t, err)
 	defer devnull.Close()
-	p, err := z.run(zygoteRequest{Argv: []string{"/usr/bin/env"}, Env: []string{"HOME=/root", "A=1", "HOME=/agent", "B=2", "NOVALUE"}, Dir: "/"}, devnull, out, out)
+	p, err := z.run(zygoteRequest{Argv: []string{"/usr/bin/env"}, Env: []string{"HOME=/root", "A=1", "HOME=/agent", "B=2", "NOVALUE"}, Dir: "/", Mounts: zygoteSystem()}, devnull, out, out)
 	must(t, err)
 	defer p.Release()
 	if code := p.Wait(); code != 0 {
@@ -262,7 +262,7 @@ func TestZygoteSignalAndDeath(t *testing.T) {
 	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0) // claude's stdin, stdout and stderr
 	must(t, err)
 	defer devnull.Close()
-	p, err := z.run(zygoteRequest{Argv: []string{"/bin/sh", "-c", "sleep 1000 & wait"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: "/"}, devnull, devnull, devnull)
+	p, err := z.run(zygoteRequest{Argv: []string{"/bin/sh", "-c", "sleep 1000 & wait"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull)
 	must(t, err)
 	p.Signal(15)
 	if code := p.Wait(); code != 128+15 {
@@ -273,7 +273,7 @@ func TestZygoteSignalAndDeath(t *testing.T) {
 		t.Fatalf("the helper is %s", after)
 	}
 
-	p, err = z.run(zygoteRequest{Argv: []string{"/bin/sleep", "1000"}, Env: []string{}, Dir: "/"}, devnull, devnull, devnull)
+	p, err = z.run(zygoteRequest{Argv: []string{"/bin/sleep", "1000"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull)
 	must(t, err)
 	defer p.Release()
 	must(t, z.cmd.Process.Kill()) // bwrap, and with it its namespace
@@ -752,11 +752,10 @@ func zygoteEchoOnce(z *zygote, token string) string {
 	defer errR.Close()
 	// Mounts as a chat's start makes (a few): the start takes its time between receiving
 	// its descriptors and passing them on.
-	var mounts []zygoteMount
-	for _, p := range []string{"/usr", "/etc", "/var", "/opt", "/srv", "/root"} {
+	mounts := zygoteSystem()
+	for _, p := range []string{"/var", "/opt", "/srv", "/root"} {
 		mounts = append(mounts, zygoteMount{Path: p, Op: opReadOnly, Dir: true})
 	}
-	mounts = append(mounts, zygoteMount{Path: "/tmp", Op: opHide, Dir: true})
 	p, err := z.run(zygoteRequest{Argv: []string{"/bin/echo", token}, Env: []string{}, Dir: "/", Mounts: mounts}, inR, outW, errW)
 	inR.Close()
 	outW.Close()
@@ -801,7 +800,7 @@ func TestZygoteSignalAfterRelease(t *testing.T) {
 	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	must(t, err)
 	defer devnull.Close()
-	first, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/"}, devnull, devnull, devnull)
+	first, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull)
 	must(t, err)
 	if code := first.Wait(); code != 0 {
 		t.Fatalf("true exited %d", code)
@@ -814,13 +813,13 @@ func TestZygoteSignalAfterRelease(t *testing.T) {
 	must(t, err)
 	defer stdin.Close()
 	defer stdinW.Close()
-	next, err := z.run(zygoteRequest{Argv: []string{"/bin/cat"}, Env: []string{}, Dir: "/"}, stdin, devnull, devnull)
+	next, err := z.run(zygoteRequest{Argv: []string{"/bin/cat"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, stdin, devnull, devnull)
 	must(t, err)
 	defer next.Release()
 	first.Signal(syscall.SIGKILL)
 	// A start while cat runs is refused: its reply says the helper read every request
 	// before it, the signal's too.
-	if _, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/"}, devnull, devnull, devnull); err == nil || !strings.Contains(err.Error(), "already") {
+	if _, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull); err == nil || !strings.Contains(err.Error(), "already") {
 		t.Fatalf("a second start while cat runs: %v", err)
 	}
 	stdinW.Close()

@@ -102,7 +102,7 @@ func probeZygote(bwrap, exe string) (*zygote, error) {
 	defer devnull.Close()
 	done := make(chan error, 1)
 	go func() {
-		p, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/"}, devnull, devnull, devnull)
+		p, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull)
 		if err != nil {
 			done <- err
 			return
@@ -421,6 +421,22 @@ func (zp *zygotePool) cond() *sync.Cond {
 	return &zp.workDone
 }
 
+// zygoteMountsOf is s's mounts as a start request carries them: what bwrapArgs would
+// give bubblewrap per start.
+func zygoteMountsOf(s sandboxSpec) []zygoteMount {
+	var mounts []zygoteMount
+	for _, m := range prune(mountOrder(s, hostPaths), hostPaths) {
+		mounts = append(mounts, zygoteMount{Path: m.path, Src: m.src, Op: m.op, Dir: m.dir})
+	}
+	return mounts
+}
+
+// zygoteSystem is the mounts of a start that needs the system's programs and nothing
+// else (the helper's probe): the system's grants and scratch directories.
+func zygoteSystem() []zygoteMount {
+	return zygoteMountsOf(sandboxSpec{readOnly: systemGrants, scratch: systemScratch})
+}
+
 // spawnRecycled starts the claude of l in one of c's recycled sandboxes: what spawn does
 // with hostChild, with a zygoteProc. argv is claude's (path and its arguments).
 func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, tmp string, argv, env []string, sl sandboxLaunch) (*proc, *Error) {
@@ -429,11 +445,7 @@ func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, 
 		return nil, newError(KindCrash, err.Error())
 	}
 	s := c.sandboxSpecFor(sl)
-	var mounts []zygoteMount
-	for _, m := range prune(mountOrder(s, hostPaths), hostPaths) {
-		mounts = append(mounts, zygoteMount{Path: m.path, Src: m.src, Op: m.op, Dir: m.dir})
-	}
-	req := zygoteRequest{Argv: argv, Env: env, Dir: cmp.Or(s.worktree, s.workspace), Mounts: mounts}
+	req := zygoteRequest{Argv: argv, Env: env, Dir: cmp.Or(s.worktree, s.workspace), Mounts: zygoteMountsOf(s)}
 	if u := c.RunAs; u != nil {
 		cr := u.Credential()
 		req.User = &zygoteUser{UID: cr.Uid, GID: cr.Gid, Groups: cr.Groups}
