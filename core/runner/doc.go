@@ -55,19 +55,17 @@
 // the turn's Error.Detail then says which directory has no credentials and both fixes.
 //
 // Sandbox (sandbox.go): with Config.Sandbox = SandboxAuto and bubblewrap installed, claude
-// runs as `bwrap ... -- claude ...`:
+// runs in a sandbox that grants, not hides: its root is an empty tmpfs of its own and only
+// what is listed is mounted into it (bwrapArgs per start; the recycled sandbox's start,
+// zygote_linux.go, builds the same root and pivots into it):
 //
-//	--die-with-parent --unshare-pid --unshare-ipc --ro-bind / / --dev /dev --proc /proc
-//	  the whole filesystem read-only; its own pid namespace and /proc, so no
-//	  /proc/<host pid>/environ; its own System V IPC namespace, so no shared memory
-//	  another chat's claude left; the network is shared (claude talks to its API)
-//	--tmpfs /tmp, /var/tmp, /dev/shm, /run, the host's TMPDIR
-//	                                  no host or plugin socket (clawhost-sock-*)
-//	--tmpfs <each Config.Hide>        data_dir, the config file's directory, other
-//	                                  agents' workspaces: an empty directory (a file:
-//	                                  /dev/null)
-//	--tmpfs ~/.claude, /dev/null over ~/.claude.json  the operator's, when claude has
-//	                                  a config directory of its own
+//	--unshare-user --disable-userns --cap-drop ALL --seccomp 3
+//	  a user namespace of claude's own (its uid mapped to itself, root too), no capability,
+//	  the syscall filter of core/internal/confine
+//	--die-with-parent --unshare-pid --unshare-ipc --dev /dev --proc /proc
+//	  its own pid namespace and /proc, its own System V IPC namespace
+//	--ro-bind systemGrants            /usr, /bin, /lib*, the listed files of /etc
+//	--perms 1777 --tmpfs /tmp, /var/tmp, claude's HOME when none is bound
 //	--bind  <StateDir>/chats/<key> CLAUDE_CONFIG_DIR  the chat's own claude state
 //	                                  (chatstate.go); the login and settings in the
 //	                                  real directory bound into it read-only
@@ -77,6 +75,8 @@
 //	                                  directory with every chat's
 //	--ro-bind <workspace>/.claude     the project settings claude loads at its next
 //	                                  start: it must not rewrite its own allow rules
+//	--tmpfs <each Config.Hide>        data_dir, the config file's directory, other
+//	                                  agents' workspaces — where a bound tree holds them
 //	--tmpfs <workspace>/media, --bind <workspace>/media/<TurnRequest.MediaDir>
 //	                                  only the chat's own attachments
 //	worktree turns (TurnRequest.Dir): the workspace and its .git read-only; the
@@ -85,7 +85,10 @@
 //	                                  logs/refs/heads/clawhost and the worktree's admin
 //	                                  directory writable (its commondir, gitdir,
 //	                                  config.worktree not); the other worktrees hidden
+//	--remount-ro /                    the root's own tmpfs
 //
+// In a recycled sandbox the last program before claude (the helper's binary,
+// confinedExec) also joins a new session keyring and applies Landlock with the same list.
 // docs/security.md ("What a sandboxed claude sees") is this list for the operator, and
 // core/e2e's TestSandboxManifest walks it from inside.
 // Mounts are applied in order of depth, so what is bound inside a hidden tree (TMPDIR and
@@ -102,12 +105,10 @@
 // warm process is reused as before (TestFakeSandbox). Runner.Warm reports claude's pid
 // inside, for the memory figures. Measured here (kernel 6.18, Debian bubblewrap 0.8.0):
 // 0.17 s to start a sandboxed `sh`, working as root and as uid 65534 (unprivileged user
-// namespaces are allowed). Landlock (ABI 7 here) was the alternative and was not chosen:
-// it can only allow access beneath the directories it names, never take back a subtree of
-// an allowed one — data_dir, the config file and other chats' media live inside trees
-// claude must read (/, the workspace), so hiding them would mean listing every other
-// path claude and its tools read; it cannot give a private /proc or pid namespace either;
-// and it restricts the calling process, so claude would need a wrapper exec'd first.
+// namespaces are allowed). Landlock (ABI 7 here) is the second layer, not the first: it
+// can only allow beneath what it names, never take back a subtree (other chats' media
+// inside the workspace), and gives no private /proc or pid namespace; over a granted
+// mount list it keeps the same list in the kernel (confineSpec).
 // Without a working bwrap (not installed, or the probe run New makes fails: user
 // namespaces disabled in a container) "auto" runs claude unsandboxed, says why in
 // Runner.SandboxState (the status page) and logs a WARN at start. The sandbox is each
@@ -115,15 +116,14 @@
 // (bubblewrap runs as claude's user), and SandboxState says it per agent where the
 // agents' differ.
 //
-// What the sandbox does not do: the rest of the filesystem stays readable (the operator's
-// home but ~/.claude, /etc, other users' world-readable files); the network is open; with
-// Config.Settings = SettingsUser the home directory stays writable (claude rewrites
-// ~/.claude.json there); processes of the same uid outside the sandbox can still be
-// signalled. Config.RunAs (agent.run_as) adds a separate uid, each agent's own: its
-// processes, TMPDIRs, prompt files, chats' claude state and attachments are that user's,
-// and it gets its session's MCP config file as a copy of its own when the host's file
-// is another user's. Agents sharing a ConfigDir must run as one user (New refuses
-// otherwise).
+// What the sandbox does not do: the network is open; a root claude is uid 0 without
+// capabilities (what the list shows writable it may write, whoever owns it);
+// with Config.Settings = SettingsUser the home directory stays writable (claude rewrites
+// ~/.claude.json there). Config.RunAs (agent.run_as) adds a separate uid, each agent's
+// own: its processes, TMPDIRs, prompt files, chats' claude state and attachments are that
+// user's, and it gets its session's MCP config file as a copy of its own when the host's
+// file is another user's (so does a root claude: it holds no capability to read it).
+// Agents sharing a ConfigDir must run as one user (New refuses otherwise).
 //
 // Observed claude behaviour the caller should know: after a turn that failed with an API
 // error, claude keeps the failed user message, and the next turn's prompt is merged into
