@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/clawhost/clawhost/core/internal/confine"
 	"github.com/clawhost/clawhost/sdk/safegit"
 )
 
@@ -358,33 +359,6 @@ func lookupEnv(env []string, key string) string {
 	return ""
 }
 
-// systemGrants are what of the host's own files every sandbox shows,
-// read-only: the system's programs and libraries, and the files of /etc a
-// shell, the C library, git, Python and TLS read. Nothing else of the host
-// exists inside: no home directory, no /etc/shadow, no /var, /srv, /opt or
-// /mnt (claude's own package is granted where it is, executableDirs; what
-// else an agent's tools need, agent.expose). docs/security.md lists them.
-var systemGrants = []string{
-	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/host.conf", "/etc/resolv.conf",
-	"/etc/gai.conf", "/etc/services", "/etc/protocols", "/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf",
-	"/etc/pki", "/etc/crypto-policies", "/etc/localtime", "/etc/timezone", "/etc/ld.so.cache", "/etc/ld.so.conf",
-	"/etc/ld.so.conf.d", "/etc/alternatives", "/etc/mime.types", "/etc/magic", "/etc/magic.mime", "/etc/terminfo",
-	"/etc/inputrc", "/etc/bash.bashrc", "/etc/profile", "/etc/gitconfig", "/etc/os-release", "/etc/debian_version",
-	"/etc/locale.alias", "/etc/mtab", "/etc/shells", "/etc/ssh/ssh_config", "/etc/ssh/ssh_config.d",
-}
-
-// systemPythonConfig is Debian's per-version Python configuration
-// (/etc/python3.11: sitecustomize.py), which its python3 reads at start.
-var systemPythonConfig = sync.OnceValue(func() []string {
-	m, _ := filepath.Glob("/etc/python3*")
-	return m
-})
-
-// systemScratch are the temporary directories every sandbox gets of its own,
-// empty and writable.
-var systemScratch = []string{"/tmp", "/var/tmp"}
-
 // systemTempDirs are the shared temporary and runtime directories hidden
 // wherever a granted tree holds them: the host's plugin sockets live in its
 // TMPDIR, and /run and /dev/shm hold other services' sockets and shared memory.
@@ -442,9 +416,9 @@ func (c Config) sandboxSpecFor(l sandboxLaunch) sandboxSpec {
 	tmps, keep := systemTempDirs()
 	s := sandboxSpec{workspace: c.Workspace, worktree: l.worktree,
 		rw:       append([]string{l.tmp}, c.AddDirs...),
-		readOnly: slices.Concat(systemGrants, systemPythonConfig(), keep, c.Expose, executableDirs(l.exe)),
+		readOnly: slices.Concat(confine.SystemGrants(), keep, c.Expose, executableDirs(l.exe)),
 		hide:     append(append(slices.Clone(tmps), hide...), c.Hide...),
-		scratch:  slices.Clone(systemScratch),
+		scratch:  slices.Clone(confine.Scratch),
 	}
 	// claude's HOME: its own when bound (no config directory of its own), else an
 	// empty directory of the sandbox's (caches its tools write go nowhere).
@@ -570,7 +544,7 @@ func (r *Runner) sandboxed(c *Config, path string, args []string, l sandboxLaunc
 	if err := r.prepared(c, l); err != nil {
 		return "", nil, err
 	}
-	argv := append(confineArgs(seccompFD), bwrapArgs(c.sandboxSpecFor(l), hostPaths)...)
+	argv := append(confine.BubblewrapArgs(seccompFD), bwrapArgs(c.sandboxSpecFor(l), hostPaths)...)
 	return sb.bwrap, append(append(argv, path), args...), nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,7 +37,7 @@ func probeSandbox(cfg Config) sandbox {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	args := append(confineArgs(-1), "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true")
+	args := append(confine.BubblewrapArgs(-1), "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true")
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cmd.SysProcAttr = credentialAttr(cfg.RunAs)
@@ -52,20 +51,6 @@ func probeSandbox(cfg Config) sandbox {
 		return sandbox{state: "unavailable (bubblewrap failed: " + truncate(why, 200) + ")"}
 	}
 	return sandbox{bwrap: path, state: "bubblewrap"}
-}
-
-// confineArgs are bubblewrap's options, per start, for what claude gives up (the
-// recycled sandbox's confine.Exec does the same and more): a user namespace of its
-// own whoever runs clawhost (bwrap maps claude's user to itself), no further user
-// namespace inside, no capability, and the syscall filter from descriptor fd
-// (confine.Filter; -1: none, the probe). Landlock and a session keyring of its own
-// are the recycled sandbox's alone; the filter denies the keyring's calls here too.
-func confineArgs(fd int) []string {
-	a := []string{"--unshare-user", "--disable-userns", "--cap-drop", "ALL"}
-	if fd >= 0 {
-		a = append(a, "--seccomp", strconv.Itoa(fd))
-	}
-	return a
 }
 
 // seccompFile is a pipe's read end holding the syscall filter, for bwrap's --seccomp.

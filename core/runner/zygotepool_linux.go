@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/internal/confine"
 )
 
 // zygoteSpares is the fewest idle sandboxes an agent keeps: one made off the turn's path
@@ -434,7 +436,7 @@ func zygoteMountsOf(s sandboxSpec) []zygoteMount {
 // zygoteSystem is the mounts of a start that needs the system's programs and nothing
 // else (the helper's probe): the system's grants and scratch directories.
 func zygoteSystem() []zygoteMount {
-	return zygoteMountsOf(sandboxSpec{readOnly: systemGrants, scratch: systemScratch})
+	return zygoteMountsOf(sandboxSpec{readOnly: confine.SystemGrants(), scratch: confine.Scratch})
 }
 
 // spawnRecycled starts the claude of l in one of c's recycled sandboxes: what spawn does
