@@ -348,6 +348,39 @@ func zygoteSpikeSameView(t *testing.T, r *Runner, c Config, l sandboxLaunch) {
 //
 //	go test ./core/runner -run '^$' -bench ZygoteHelperCPU -benchtime 500x
 func BenchmarkZygoteHelperCPU(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchZygoteStarts(b, exe, "")
+}
+
+// BenchmarkZygoteConfine: what confining claude adds to a recycled sandbox's start — the
+// same starts as BenchmarkZygoteHelperCPU with the shipped helper (bin/clawhost-sandbox, as
+// clawhost runs it), with the test binary as the helper, and with the test binary leaving
+// out the syscall filter, Landlock and the keyring (the start through the helper's binary,
+// its user namespace and capabilities stay).
+//
+//	go test ./core/runner -run '^$' -bench ZygoteConfine -benchtime 300x
+func BenchmarkZygoteConfine(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("shipped", func(b *testing.B) {
+		dir := os.Getenv("CLAWHOST_BIN_DIR")
+		if dir == "" {
+			b.Skip("CLAWHOST_BIN_DIR not set (make bench sets it)")
+		}
+		benchZygoteStarts(b, filepath.Join(dir, "clawhost-sandbox"), "")
+	})
+	b.Run("test-helper", func(b *testing.B) { benchZygoteStarts(b, exe, "") })
+	b.Run("test-helper-no-filter-landlock-keyring", func(b *testing.B) { benchZygoteStarts(b, exe, "seccomp,landlock,keyring") })
+}
+
+// benchZygoteStarts is BenchmarkZygoteHelperCPU's measure with exe as the helper, weaken
+// as its zygoteWeaken (a test binary's only).
+func benchZygoteStarts(b *testing.B, exe, weaken string) {
 	needBwrap(b)
 	if why := zygoteUnsupported(); why != "" {
 		b.Skip(why)
@@ -358,11 +391,9 @@ func BenchmarkZygoteHelperCPU(b *testing.B) {
 	}
 	_, c, l := zygoteSpikeSetup(b)
 	mounts := zygoteMounts(c, l, "/bin/true")
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
+	zygoteTestEnv = []string{"ZYGOTE_WEAKEN=" + weaken}
 	z, err := startZygote(bwrap, exe)
+	zygoteTestEnv = nil
 	if err != nil {
 		b.Fatal(err)
 	}
