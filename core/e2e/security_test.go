@@ -121,6 +121,13 @@ plugin "web" {
 	if code != wantCode || strings.Contains(out, "CRITICAL") {
 		t.Errorf("safe file: exit %d, want %d\n%s%s", code, wantCode, out, errOut)
 	}
+	// The web chat's default address, declared by the plugin's schema
+	// (JSON through the wire: the plugin is asked, so unpinned here), is
+	// loopback.
+	web := write("web.hcl", "access {\n  owners = [\"web:me\"]\n}\nplugin \"web\" {\n  source = \"webchat\"\n}\n", 0o600)
+	if _, out, _ = audit("-config", web); !strings.Contains(out, "plugin.unpinned") || strings.Contains(out, "plugin.listen_public") {
+		t.Errorf("the web chat on its default address:\n%s", out)
+	}
 
 	if code, _, errOut = audit("-config", broken); code != 2 || !strings.Contains(errOut, `Did you mean "open"?`) || !strings.Contains(errOut, "does not load") {
 		t.Errorf("broken file: exit %d, stderr:\n%s", code, errOut)
