@@ -59,7 +59,8 @@ const (
 // Part is one thing the boundary needs of the machine.
 type Part struct {
 	// Name is one of PartUserNamespace, PartSeccomp, PartLandlock.
-	Name   string `json:"name"`
+	Name string `json:"name"`
+	// Status is how it stands on this machine.
 	Status Status `json:"status"`
 	// Found says what the machine gives; Fix what to change ("" when it holds).
 	Found string `json:"found"`
