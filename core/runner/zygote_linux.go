@@ -40,7 +40,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/clawhost/clawhost/core/internal/confine"
 	"golang.org/x/sys/unix"
 )
 
@@ -444,40 +443,6 @@ func threadGroups(groups []uint32) error {
 		return fmt.Errorf("agent.run_as: groups: %w", e)
 	}
 	return nil
-}
-
-// confineSpec is what claude's start gives up (confine.Exec) for req: Landlock lets it
-// read what the mounts show and write beneath what they bind writable (the chat's
-// places, its hidden trees' fresh tmpfs, /dev's devices).
-func confineSpec(req zygoteRequest) confine.Spec {
-	s := confine.Spec{ReadOnly: []string{"/"}, Writable: []string{"/dev", "/dev/shm"}}
-	for _, m := range req.Mounts {
-		if m.Op == opBind || m.Op == opHide && m.Dir {
-			s.Writable = append(s.Writable, m.Path)
-		}
-	}
-	for _, w := range []string{"seccomp", "landlock", "caps", "keyring"} {
-		if weakened(w) {
-			s.Weaken = append(s.Weaken, w)
-		}
-	}
-	return s
-}
-
-// confinedExec is the helper's binary run as claude's start (zygoteStart), in claude's
-// user namespace: it gives up what confine.Exec takes and execs claude. args: the
-// encoded confine.Spec, claude's path, claude's argv. It returns only on failure.
-func confinedExec(args []string) int {
-	if len(args) < 3 {
-		fmt.Fprintln(os.Stderr, "sandbox helper: a start needs a spec, a path and an argv")
-		return 2
-	}
-	s, err := confine.DecodeSpec(args[0])
-	if err == nil {
-		err = confine.Exec(s, args[1], args[2:], os.Environ())
-	}
-	fmt.Fprintln(os.Stderr, "sandbox helper: start claude:", err)
-	return 127
 }
 
 // lastWins is env with each variable once, at its last place with its last value, as
