@@ -129,7 +129,9 @@ func commandTable() []command {
 				"(dm_policy, allow_from wildcards, groups, owners), who approves tool use, the agent's\n" +
 				"permissions, settings and sandbox (bubblewrap in PATH), endpoints beyond loopback, unpinned\n" +
 				"plugins, data_dir and config file permissions, the Telegram webhook secret, PostgreSQL TLS,\n" +
-				"running as root. Each finding has a severity (critical, high, medium, low, info), the\n" +
+				"running as root. First it says whether claude's boundary holds on this machine: a user\n" +
+				"namespace of its own (bubblewrap), the syscall filter (seccomp), Landlock, each with the fix\n" +
+				"for what is missing. Each finding has a severity (critical, high, medium, low, info), the\n" +
 				"file:line or path, what was found and what to change; -json prints them for machines.\n" +
 				"Exit 0 when nothing is high or critical, 1 otherwise, 2 on bad usage or a file that does not\n" +
 				"load. An empty report is not a guarantee: it checks settings, not the code behind them.", nil, securityCommand},
@@ -138,7 +140,8 @@ func commandTable() []command {
 				"one, logged in — claude auth status — and answering one minimal real request), data_dir and the workspaces (there,\n" +
 				"writable, data_dir private), free disk, the database (opens and migrates; held by a running host\n" +
 				"is fine), each enabled plugin's binary and checksum, the admin endpoint's and web chats' ports\n" +
-				"(free, or answering when clawhost runs), and memory for agent.max_warm warm claude processes.\n" +
+				"(free, or answering when clawhost runs), claude's sandbox and its boundary (user namespace,\n" +
+				"seccomp, Landlock), and memory for agent.max_warm warm claude processes.\n" +
 				"One line per check: ok, WARN or FAIL with what was found and what to do; -json for machines.\n" +
 				"Exit 0 when nothing fails, 1 otherwise (or when the file does not load), 2 on bad usage.", nil, doctorCommand},
 		{"reload", "[-config FILE]", "reload the running host's configuration file (as SIGHUP) and say what came of it",

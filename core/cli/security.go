@@ -11,7 +11,9 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/configaudit"
 	"github.com/clawhost/clawhost/core/pluginprobe"
+	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/securityaudit"
+	"github.com/clawhost/clawhost/core/settings"
 )
 
 // securityCommand is `clawhost security audit [-config FILE] [-json]`: the
@@ -52,12 +54,17 @@ func securityCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "clawhost security audit: the configuration does not load; fix it first (clawhost validate)")
 		return 2
 	}
-	findings := configaudit.Run(cfg, securityaudit.System(), pluginprobe.Declarations(cfg, cfg.Plugins, nil))
+	m := securityaudit.System()
+	if rc, err := settings.Runner(cfg); err == nil {
+		facts := runner.ProbeBoundary(rc)
+		m.Boundary = &facts
+	}
+	findings := configaudit.Run(cfg, m, pluginprobe.Declarations(cfg, cfg.Plugins, nil))
 	write := securityaudit.WriteText
 	if *asJSON {
 		write = securityaudit.WriteJSON
 	}
-	if err := write(stdout, *cfgPath, findings); err != nil {
+	if err := write(stdout, *cfgPath, findings, m.Verdict()); err != nil {
 		fmt.Fprintf(stderr, "clawhost security audit: %v\n", err)
 		return 2
 	}

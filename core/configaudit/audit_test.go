@@ -69,7 +69,7 @@ func TestAuditGolden(t *testing.T) {
 			}
 			findings := Run(cfg, tc.machine, bundled(cfg))
 			var buf bytes.Buffer
-			if err := securityaudit.WriteText(&buf, path, findings); err != nil {
+			if err := securityaudit.WriteText(&buf, path, findings, nil); err != nil {
 				t.Fatal(err)
 			}
 			got := strings.ReplaceAll(buf.String(), dir, "$DIR")

@@ -2,7 +2,8 @@
 // without starting the host (clawhost doctor, and the status page's
 // Doctor button): the claude CLI of every agent, data_dir and the
 // workspaces, the database, the plugin binaries and each plugin's live
-// checks, the ports, claude's sandbox and memory. Each finding is a Check
+// checks, the ports, claude's sandbox and whether its boundary holds here
+// (user namespace, seccomp, Landlock), and memory. Each finding is a Check
 // with a verdict and what to do.
 package doctor
 
@@ -22,6 +23,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/boundary"
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/internal/procmem"
@@ -58,7 +60,8 @@ type Check struct {
 // the plugin binaries and their checksums, each plugin's live checks
 // (doctorChannels: a channel's credentials with its platform), the admin
 // endpoint's and the web chat's ports, claude's sandbox (bubblewrap, and
-// whether the host would refuse to start without it), and memory for
+// whether the host would refuse to start without it; where it works, each
+// part of its boundary: boundary.Assess), and memory for
 // agent.max_warm warm claude processes.
 func Run(ctx context.Context, cfg *config.Config) []Check {
 	return InHost(ctx, cfg, nil)
@@ -101,9 +104,11 @@ var checkers = []checker{
 }
 
 // doctorSandbox checks claude's sandbox the way the runner will find it
-// (runner.ProbeSandbox): bubblewrap works; or it does not and only owners
-// can reach the agent (a warning with the command that installs it); or
-// the host refuses to start (sandboxreach.Check).
+// (runner.ProbeBoundary): bubblewrap works, and then whether claude's
+// boundary holds here — a user namespace of its own, the syscall filter,
+// Landlock — one check each (boundary.Assess); or it does not and only
+// owners can reach the agent (a warning with the fix); or the host refuses
+// to start (sandboxreach.Check).
 func doctorSandbox(_ context.Context, cfg *config.Config, ph *pluginhost.Supervisor) []Check {
 	const name = "sandbox"
 	if cfg.Agent.Sandbox == runner.SandboxOff {
@@ -114,21 +119,35 @@ func doctorSandbox(_ context.Context, cfg *config.Config, ph *pluginhost.Supervi
 	if err != nil {
 		return nil // doctorClaude reports it
 	}
-	state := runner.ProbeSandbox(rc)
-	why, unavailable := runner.SandboxUnavailable(state)
+	facts := runner.ProbeBoundary(rc)
+	v := boundary.Assess(facts)
+	why, unavailable := runner.SandboxUnavailable(facts.Sandbox)
 	if !unavailable {
-		return []Check{{Name: name, Verdict: VerdictOK, Found: "bubblewrap works: claude runs sandboxed"}}
+		return append([]Check{{Name: name, Verdict: VerdictOK, Found: "bubblewrap works: claude runs sandboxed"}}, boundaryChecks(v)...)
 	}
+	fix := v.Parts[0].Fix // the user namespace's: bubblewrap installed, or namespaces allowed
 	set, err := settings.Pipeline(cfg)
 	if err != nil {
 		return nil
 	}
-	if err := sandboxreach.Check(cfg, set.Access, state, sandboxreach.Probe(ph)); err != nil {
+	if err := sandboxreach.Check(cfg, set.Access, facts.Sandbox, sandboxreach.Probe(ph)); err != nil {
 		return []Check{{Name: name, Verdict: VerdictFail, Found: "claude cannot be sandboxed (" + why + ") and people besides the owners can reach it: the host refuses to start",
-			Do: bubblewrap.Advice() + `, or write sandbox = "off" in the agent block to accept the risk`}}
+			Do: fix + `, or write sandbox = "off" in the agent block to accept the risk`}}
 	}
 	return []Check{{Name: name, Verdict: VerdictWarn, Found: "claude cannot be sandboxed (" + why + "); only owners can reach the agent, so the host starts",
-		Do: bubblewrap.Advice() + " (the host refuses to start unsandboxed once anyone else can reach the agent)"}}
+		Do: fix + " (the host refuses to start unsandboxed once anyone else can reach the agent)"}}
+}
+
+// boundaryChecks are v's parts as checks ("boundary: seccomp"): one that
+// holds is ok, Landlock missing a warning (the mounts still hold), anything
+// else missing a failure.
+func boundaryChecks(v boundary.Verdict) []Check {
+	verdicts := map[boundary.Status]string{boundary.Holds: VerdictOK, boundary.Weaker: VerdictWarn, boundary.Missing: VerdictFail}
+	var out []Check
+	for _, p := range v.Parts {
+		out = append(out, Check{Name: "boundary: " + p.Name, Verdict: verdicts[p.Status], Found: p.Found, Do: p.Fix})
+	}
+	return out
 }
 
 // doctorDirs checks data_dir and the workspaces, and the free disk.

@@ -12,6 +12,7 @@ import (
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/config/configtest"
+	"github.com/clawhost/clawhost/core/internal/boundary"
 	"github.com/clawhost/clawhost/core/internal/procmem"
 )
 
@@ -46,8 +47,47 @@ plugin "tg" {
 	}
 	if real, err := exec.LookPath("/usr/bin/bwrap"); err == nil {
 		t.Setenv("PATH", filepath.Dir(real))
-		if got := doctorSandbox(context.Background(), configtest.Load(t, strangers), nil); len(got) != 1 || got[0].Verdict != VerdictOK {
+		got := doctorSandbox(context.Background(), configtest.Load(t, strangers), nil)
+		var names []string
+		for _, c := range got {
+			names = append(names, c.Name)
+		}
+		if len(got) != 4 || got[0].Verdict != VerdictOK || got[1].Verdict != VerdictOK ||
+			strings.Join(names, ", ") != "sandbox, boundary: user namespace, boundary: seccomp, boundary: Landlock" {
 			t.Errorf("with bubblewrap: %+v", got)
+		}
+	}
+}
+
+// TestBoundaryChecks: each part of the boundary is a check named for it;
+// one that holds is ok, a missing Landlock (the mounts still hold) a
+// warning, a missing user namespace or filter a failure with the fix.
+func TestBoundaryChecks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		facts boundary.Facts
+		want  []string // verdict per part
+		do    string   // in a check's Do
+	}{
+		{"everything", boundary.Facts{Sandbox: "bubblewrap", Seccomp: true, LandlockABI: 7}, []string{VerdictOK, VerdictOK, VerdictOK}, ""},
+		{"no landlock", boundary.Facts{Sandbox: "bubblewrap", Seccomp: true}, []string{VerdictOK, VerdictOK, VerdictWarn}, "lsm="},
+		{"no seccomp", boundary.Facts{Sandbox: "bubblewrap", LandlockABI: 7}, []string{VerdictOK, VerdictFail, VerdictOK}, "CONFIG_SECCOMP_FILTER"},
+		{"namespaces off", boundary.Facts{Sandbox: bwrapFails, UsernsOff: "user.max_user_namespaces", Seccomp: true, LandlockABI: 7},
+			[]string{VerdictFail, VerdictFail, VerdictFail}, "sysctl -w user.max_user_namespaces=15000"},
+	} {
+		got := boundaryChecks(boundary.Assess(tc.facts))
+		var verdicts []string
+		do := ""
+		for _, c := range got {
+			verdicts = append(verdicts, c.Verdict)
+			do += c.Do
+			if !strings.HasPrefix(c.Name, "boundary: ") || (c.Verdict == VerdictOK) != (c.Do == "") {
+				t.Errorf("%s: %+v", tc.name, c)
+			}
+		}
+		if strings.Join(verdicts, " ") != strings.Join(tc.want, " ") || !strings.Contains(do, tc.do) {
+			t.Errorf("%s: %+v", tc.name, got)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package pluginprobe
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
@@ -87,13 +88,28 @@ func declared(channel bool, s schema.Schema) Declared {
 	for _, a := range s {
 		if a.Listen {
 			d.Listen, d.ListenToken = a.Name, a.ListenToken
-			if a.Default != nil {
-				d.ListenDefault = fmt.Sprint(a.Default)
-			}
+			d.ListenDefault = defaultString(a.Default)
 			break
 		}
 	}
 	return d
+}
+
+// defaultString is an attribute's default as a string: a plugin's schema
+// reaches the host with its defaults as JSON (json.RawMessage), a schema
+// made in this process with Go values; "" for none.
+func defaultString(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case json.RawMessage:
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
+		return string(v)
+	}
+	return fmt.Sprint(v)
 }
 
 // ListenOf is the address plugin p of cfg serves people on, as d declares

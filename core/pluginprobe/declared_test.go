@@ -1,6 +1,7 @@
 package pluginprobe
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,6 +23,12 @@ func TestDeclaredListen(t *testing.T) {
 	d := declared(true, s)
 	if d != (Declared{Channel: true, Listen: "page", ListenDefault: "127.0.0.1:9000", ListenToken: true}) {
 		t.Fatalf("declared %+v", d)
+	}
+	// A plugin's schema arrives through the wire with its defaults as JSON
+	// (sdk/internal/wire: json.RawMessage): the address is the string in it.
+	wired := schema.Schema{{Name: "page", Type: "string", Default: json.RawMessage(`"127.0.0.1:9000"`), Listen: true}}
+	if got := declared(true, wired).ListenDefault; got != "127.0.0.1:9000" {
+		t.Errorf("the default through the wire is %q", got)
 	}
 	if none := declared(true, schema.Schema{{Name: "listen", Default: "0.0.0.0:1"}}); none.Listen != "" {
 		t.Errorf("an unmarked listen attribute is declared: %+v", none)

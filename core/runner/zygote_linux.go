@@ -38,9 +38,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
-	"github.com/clawhost/clawhost/core/internal/confine"
 	"golang.org/x/sys/unix"
 )
 
@@ -389,60 +387,6 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 	return pid, pidfd, nil
 }
 
-// zygoteStage is where a start builds claude's root before it becomes the root: the
-// helper's /tmp, covered by a tmpfs in the start's mount namespace alone.
-const zygoteStage = "/tmp"
-
-// zygoteDevProc gives claude's root the helper's /dev, read-only, with a fresh /dev/shm,
-// and its /proc (the pid namespace's, with bubblewrap's read-only covers).
-func zygoteDevProc(mps mountPoints) error {
-	dev, proc := zygoteStage+"/dev", zygoteStage+"/proc"
-	mps.dir(dev)
-	mps.dir(proc)
-	if err := unix.Mount("/dev", dev, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("/dev: %w", err)
-	}
-	mps[dev] = false
-	if !weakened("dev") {
-		if err := unix.Mount("tmpfs", dev+"/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-			return fmt.Errorf("/dev/shm: %w", err)
-		}
-		if err := unix.Mount("", dev, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|zygoteDevFlags, ""); err != nil {
-			return fmt.Errorf("/dev read-only: %w", err)
-		}
-	}
-	if err := unix.Mount("/proc", proc, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("/proc: %w", err)
-	}
-	mps[proc] = false
-	return nil
-}
-
-// zygotePivot makes the stage the calling thread's root (its own fs state: zygoteUnshare
-// took CLONE_FS), detaches the helper's view, and makes the root's own tmpfs read-only.
-func zygotePivot() error {
-	old := zygoteStage + "/.old"
-	if err := unix.Mkdir(old, 0o700); err != nil {
-		return fmt.Errorf("root: %w", err)
-	}
-	if err := unix.PivotRoot(zygoteStage, old); err != nil {
-		return fmt.Errorf("pivot_root: %w", err)
-	}
-	if err := unix.Chdir("/"); err != nil {
-		return fmt.Errorf("root: %w", err)
-	}
-	if err := unix.Unmount("/.old", unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("detach the helper's view: %w", err)
-	}
-	if err := unix.Rmdir("/.old"); err != nil {
-		return fmt.Errorf("root: %w", err)
-	}
-	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-		return fmt.Errorf("root read-only: %w", err)
-	}
-	return nil
-}
-
 // zygoteLimit takes from the calling start thread what claude must not inherit (new
 // privileges) and returns claude's start attributes: a user namespace of claude's own,
 // whoever runs the host, in which the helper's binary (confinedExec) gives up every
@@ -482,66 +426,6 @@ func zygoteLimit(req zygoteRequest) (*syscall.SysProcAttr, error) {
 		mapSelf(attr, 0, 0)
 	}
 	return attr, nil
-}
-
-// mapSelf makes attr start its process in a user namespace of its own that maps uid
-// and gid, and nothing else, to themselves.
-func mapSelf(attr *syscall.SysProcAttr, uid, gid uint32) {
-	attr.Cloneflags |= unix.CLONE_NEWUSER
-	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: int(uid), HostID: int(uid), Size: 1}}
-	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: int(gid), HostID: int(gid), Size: 1}}
-	attr.GidMappingsEnableSetgroups = false
-}
-
-// threadGroups sets the calling thread's supplementary groups alone (the kernel keeps
-// credentials per thread; syscall.Setgroups would set every thread's).
-func threadGroups(groups []uint32) error {
-	var p unsafe.Pointer
-	if len(groups) > 0 {
-		p = unsafe.Pointer(&groups[0])
-	}
-	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(groups)), uintptr(p), 0); e != 0 {
-		return fmt.Errorf("agent.run_as: groups: %w", e)
-	}
-	return nil
-}
-
-// confineSpec is what claude's start gives up (confine.Exec) for req: Landlock lets it
-// read beneath what the mounts grant and write beneath what they grant writable (the
-// chat's places, its scratch and hidden trees' fresh tmpfs, /dev's devices) — the same
-// list again, kept by the kernel: a mount the list forgot is still closed.
-func confineSpec(req zygoteRequest) confine.Spec {
-	s := confine.Spec{ReadOnly: []string{"/proc"}, Writable: []string{"/dev", "/dev/shm"}}
-	for _, m := range req.Mounts {
-		switch {
-		case m.Op == opBind, m.Op == opScratch, m.Op == opHide && m.Dir:
-			s.Writable = append(s.Writable, m.Path)
-		default:
-			s.ReadOnly = append(s.ReadOnly, m.Path)
-		}
-	}
-	for _, w := range []string{"seccomp", "landlock", "caps", "keyring"} {
-		if weakened(w) {
-			s.Weaken = append(s.Weaken, w)
-		}
-	}
-	return s
-}
-
-// confinedExec is the helper's binary run as claude's start (zygoteStart), in claude's
-// user namespace: it gives up what confine.Exec takes and execs claude. args: the
-// encoded confine.Spec, claude's path, claude's argv. It returns only on failure.
-func confinedExec(args []string) int {
-	if len(args) < 3 {
-		fmt.Fprintln(os.Stderr, "sandbox helper: a start needs a spec, a path and an argv")
-		return 2
-	}
-	s, err := confine.DecodeSpec(args[0])
-	if err == nil {
-		err = confine.Exec(s, args[1], args[2:], os.Environ())
-	}
-	fmt.Fprintln(os.Stderr, "sandbox helper: start claude:", err)
-	return 127
 }
 
 // lastWins is env with each variable once, at its last place with its last value, as

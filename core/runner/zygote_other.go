@@ -20,7 +20,10 @@ func ZygoteMain() int {
 type zygotePool struct{}
 
 func (r *Runner) setupZygotes() {}
-func (r *Runner) planZygotes()  {}
+
+// perStartWhy: every sandbox is made per start here.
+func perStartWhy() string      { return "recycled sandboxes are Linux-only" }
+func (r *Runner) planZygotes() {}
 
 func (r *Runner) zygoteFor(c *Config) *zygotePool { return nil }
 func (zp *zygotePool) close()                     {}

@@ -135,6 +135,16 @@ func probeZygote(bwrap, exe string) (*zygote, error) {
 	return z, nil
 }
 
+// perStartWhy is why claude's sandboxes would be made per start here, before the
+// helper's probe start (planZygotes' reasons); "" when they would be recycled.
+func perStartWhy() string {
+	want, why := zygoteWanted()
+	if !want {
+		return "this binary is no sandbox helper"
+	}
+	return cmp.Or(why, zygoteUnsupported())
+}
+
 // zygoteWanted is whether New tries recycled sandboxes (ZygoteEnv), and, when it tries
 // though told not to (ZygoteEnv=0), why each sandbox is made per start.
 func zygoteWanted() (want bool, why string) {

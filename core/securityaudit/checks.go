@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/clawhost/clawhost/core/internal/bashrule"
+	"github.com/clawhost/clawhost/core/internal/boundary"
 )
 
 // MinWebhookSecret is the shortest Telegram webhook secret not reported
@@ -26,6 +27,7 @@ var checks = []func(Input, Machine) []Finding{
 	checkGroupApprovers,
 	checkAgentSettings,
 	checkSandbox,
+	checkBoundary,
 	checkPermissions,
 	checkListen,
 	checkPins,
@@ -414,18 +416,57 @@ func checkPostgresTLS(in Input, _ Machine) []Finding {
 		"add sslmode=verify-full to the url"}}
 }
 
+// checkBoundary reports what the machine lacks for claude's boundary
+// (Machine.Boundary): bubblewrap that cannot make a user namespace (one not
+// installed is checkSandbox's), a kernel that loads no syscall filter, and
+// Landlock missing or not in use.
+func checkBoundary(in Input, m Machine) []Finding {
+	v := m.Verdict()
+	if v == nil || in.Agent.Sandbox.Value == "off" {
+		return nil
+	}
+	var out []Finding
+	for _, p := range v.Parts {
+		switch {
+		case p.Status == boundary.Holds:
+		case p.Name == boundary.PartUserNamespace && !strings.Contains(v.Sandbox, "not installed"):
+			out = append(out, Finding{Medium, "sandbox.user_namespace", "", p.Found + ": clawhost starts only while nobody but the owners can reach the agent, and then runs claude unsandboxed", p.Fix})
+		case p.Name == boundary.PartSeccomp && v.Parts[0].Status == boundary.Holds:
+			out = append(out, Finding{High, "sandbox.seccomp", "", p.Found, p.Fix})
+		case p.Name == boundary.PartLandlock && p.Status == boundary.Weaker:
+			out = append(out, Finding{Low, "sandbox.landlock", "", p.Found, p.Fix})
+		}
+	}
+	return out
+}
+
+// checkRoot reports root without run_as. With the boundary holding, a claude
+// run as root holds no capability in the host's user namespace: that is a
+// pass, and what is left is the plugins, which run as root (medium). Where it
+// does not hold, or was not probed, claude's tools run as root too (high).
 func checkRoot(in Input, m Machine) []Finding {
 	if m.UID != 0 {
 		return nil
 	}
+	v := m.Verdict()
+	holds := v != nil && v.Holds
 	if in.Agent.RunAs.Value == "" {
+		if holds && in.Agent.Sandbox.Value != "off" {
+			return []Finding{{Medium, "process.root_without_run_as", "",
+				"clawhost runs as root and no run_as is set: claude's boundary holds (as root it holds no capability in the host's user namespace), but every plugin runs as root",
+				"run clawhost as an unprivileged user, or set agent { run_as = \"<user>\" } (the plugins run as it too)"}}
+		}
+		why := "claude's tools and every plugin run as root"
+		if v != nil {
+			why = "claude's boundary does not hold here (" + v.Summary() + "), so claude's tools run as root with root's capabilities, and every plugin runs as root"
+		}
 		return []Finding{{High, "process.root_without_run_as", "",
-			"clawhost runs as root and no run_as is set: claude's tools and every plugin run as root",
+			"clawhost runs as root and no run_as is set: " + why,
 			"run clawhost as an unprivileged user, or set agent { run_as = \"<user>\" }"}}
 	}
 	var out []Finding
 	for _, a := range in.Agents {
-		if a.RunAs.At != "" && a.RunAs.Value == "" {
+		if a.RunAs.At != "" && a.RunAs.Value == "" && !(holds && a.Sandbox.Value != "off") {
 			out = append(out, Finding{High, "process.root_without_run_as", a.RunAs.At,
 				"clawhost runs as root and " + a.block() + " sets run_as = \"\": " + a.whose() + " and its tools run as root",
 				"remove run_as from " + a.block() + " (it then runs as the default agent's user), or name another user"})

@@ -6,8 +6,9 @@
 // The package knows nothing of HCL: the composer (package core) maps a
 // loaded configuration onto [Input], with the file:line of each value, and
 // [Run] applies the checks to it and to a [Machine] (the file system, the
-// PATH, the user id). Each check is a function of those two; the table
-// tests hold one case per finding and one per near miss.
+// PATH, the user id, what the kernel gives claude's sandbox). Each check
+// is a function of those two; the table tests hold one case per finding
+// and one per near miss.
 //
 // The audit reports what the settings allow; it proves nothing about the
 // code that enforces them, and an empty report is not a guarantee.
@@ -24,6 +25,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clawhost/clawhost/core/internal/boundary"
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 )
 
@@ -203,6 +205,20 @@ type Machine struct {
 	// InstallBubblewrap is the command that installs bubblewrap here
 	// ("sudo apt-get install bubblewrap"); empty: unknown.
 	InstallBubblewrap string
+	// Boundary is what the machine gives the default agent's sandbox
+	// (runner.ProbeBoundary, which the composer runs: this package reads no
+	// runner); nil: not probed, and the audit says nothing of the boundary.
+	Boundary *boundary.Facts
+}
+
+// Verdict is whether claude's boundary holds on m (boundary.Assess), nil
+// when m's boundary was not probed.
+func (m Machine) Verdict() *boundary.Verdict {
+	if m.Boundary == nil {
+		return nil
+	}
+	v := boundary.Assess(*m.Boundary)
+	return &v
 }
 
 // System is the machine the audit runs on.
@@ -237,12 +253,21 @@ func ExitCode(findings []Finding) int {
 	return 0
 }
 
-// WriteText writes the findings for people: one header line per finding
-// (severity, check, place), then what was found and what to change, then
-// the counts.
-func WriteText(w io.Writer, configPath string, findings []Finding) error {
+// WriteText writes the findings for people: whether claude's boundary
+// holds on the machine (v, one line per part; nil: not probed), then one
+// header line per finding (severity, check, place), what was found and
+// what to change, then the counts.
+func WriteText(w io.Writer, configPath string, findings []Finding, v *boundary.Verdict) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "clawhost security audit of %s\n\n", configPath)
+	if v != nil {
+		marks := map[boundary.Status]string{boundary.Holds: "ok     ", boundary.Weaker: "WEAKER ", boundary.Missing: "MISSING"}
+		fmt.Fprintf(&b, "claude's boundary on this machine %s\n", v.Summary())
+		for _, p := range v.Parts {
+			fmt.Fprintf(&b, "  %s  %s: %s\n", marks[p.Status], p.Name, p.Found)
+		}
+		b.WriteString("\n")
+	}
 	for _, f := range findings {
 		fmt.Fprintf(&b, "%-8s  %s", strings.ToUpper(f.Severity.String()), f.Check)
 		if f.Where != "" {
@@ -284,14 +309,17 @@ func summary(findings []Finding) string {
 
 // Report is the JSON form of an audit.
 type Report struct {
-	Config   string         `json:"config"`
-	Findings []Finding      `json:"findings"`
-	Counts   map[string]int `json:"counts"`
+	Config string `json:"config"`
+	// Boundary is whether claude's boundary holds on the machine; absent
+	// when it was not probed.
+	Boundary *boundary.Verdict `json:"boundary,omitempty"`
+	Findings []Finding         `json:"findings"`
+	Counts   map[string]int    `json:"counts"`
 }
 
-// WriteJSON writes the findings as a [Report].
-func WriteJSON(w io.Writer, configPath string, findings []Finding) error {
-	r := Report{Config: configPath, Findings: findings, Counts: map[string]int{}}
+// WriteJSON writes the findings and the boundary's verdict v as a [Report].
+func WriteJSON(w io.Writer, configPath string, findings []Finding, v *boundary.Verdict) error {
+	r := Report{Config: configPath, Boundary: v, Findings: findings, Counts: map[string]int{}}
 	if r.Findings == nil {
 		r.Findings = []Finding{}
 	}

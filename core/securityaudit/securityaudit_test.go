@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/clawhost/clawhost/core/internal/boundary"
 )
 
 // safe is an input with nothing to report (data_dir aside, which each
@@ -33,6 +35,10 @@ func safe() Input {
 		Storage: Storage{Engine: "sqlite"},
 	}
 }
+
+// holds is a machine whose boundary holds: bubblewrap makes claude's user
+// namespace, the filter loads, Landlock ABI 7 is in use.
+var holds = boundary.Facts{Sandbox: "bubblewrap", Seccomp: true, LandlockABI: 7}
 
 // machine has bubblewrap and runs as uid 1000.
 func machine() Machine {
@@ -154,6 +160,44 @@ func TestChecks(t *testing.T) {
 			m.UID, in.Agent.RunAs = 0, Setting{"clawhost", "c.hcl:16"}
 			in.Agents = []Agent{{ID: "ops", RunAs: Setting{"", "c.hcl:45"}}, {ID: "docs"}}
 		}, []string{"high process.root_without_run_as c.hcl:45"}},
+		// The machine's boundary (runner.ProbeBoundary's facts, injected).
+		{"boundary holds", func(_ *Input, m *Machine) { m.Boundary = &holds }, nil},
+		{"root, the boundary holds: only the plugins are root's", func(_ *Input, m *Machine) { m.UID, m.Boundary = 0, &holds },
+			[]string{"medium process.root_without_run_as "}},
+		{"root, a named agent without run_as, the boundary holds", func(in *Input, m *Machine) {
+			m.UID, m.Boundary, in.Agent.RunAs = 0, &holds, Setting{"clawhost", "c.hcl:16"}
+			in.Agents = []Agent{{ID: "ops", RunAs: Setting{"", "c.hcl:45"}}}
+		}, nil},
+		{"root, no syscall filter", func(_ *Input, m *Machine) {
+			f := holds
+			f.Seccomp = false
+			m.UID, m.Boundary = 0, &f
+		}, []string{"high process.root_without_run_as ", "high sandbox.seccomp "}},
+		{"root, user namespaces off", func(_ *Input, m *Machine) {
+			f := holds
+			f.Sandbox, f.UsernsOff = "unavailable (bubblewrap failed: bwrap: No permissions to create new namespace)", "user.max_user_namespaces"
+			m.UID, m.Boundary = 0, &f
+		}, []string{"high process.root_without_run_as ", "medium sandbox.user_namespace "}},
+		{"no bubblewrap: checkSandbox's alone", func(_ *Input, m *Machine) {
+			f := holds
+			f.Sandbox = "unavailable (bubblewrap not installed)"
+			m.Boundary, m.LookPath = &f, func(string) (string, error) { return "", errors.New("not found") }
+		}, []string{"medium agent.sandbox_unavailable "}},
+		{"no landlock", func(_ *Input, m *Machine) {
+			f := holds
+			f.LandlockABI = 0
+			m.Boundary = &f
+		}, []string{"low sandbox.landlock "}},
+		{"landlock, sandboxes made per start", func(_ *Input, m *Machine) {
+			f := holds
+			f.PerStart = "CLAWHOST_SANDBOX_HELPER=0"
+			m.Boundary = &f
+		}, []string{"low sandbox.landlock "}},
+		{"sandbox off: agent.sandbox_off alone", func(in *Input, m *Machine) {
+			f := holds
+			f.Sandbox = "off"
+			m.Boundary, in.Agent.Sandbox = &f, Setting{"off", "c.hcl:15"}
+		}, []string{"medium agent.sandbox_off c.hcl:15"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -346,7 +390,7 @@ func TestExitCodeAndOutput(t *testing.T) {
 		t.Errorf("high: exit %d", ExitCode(fs))
 	}
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, "c.hcl", fs); err != nil {
+	if err := WriteJSON(&buf, "c.hcl", fs, nil); err != nil {
 		t.Fatal(err)
 	}
 	var r struct {
@@ -357,7 +401,7 @@ func TestExitCodeAndOutput(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Config != "c.hcl" || len(r.Findings) != 3 || r.Findings[2]["severity"] != "high" || r.Counts["medium"] != 1 {
+	if r.Config != "c.hcl" || len(r.Findings) != 3 || r.Findings[2]["severity"] != "high" || r.Counts["medium"] != 1 || strings.Contains(buf.String(), `"boundary"`) {
 		t.Errorf("json: %s", buf.String())
 	}
 	var back Report
@@ -369,13 +413,52 @@ func TestExitCodeAndOutput(t *testing.T) {
 		t.Errorf("an unknown severity was read as %v", sev)
 	}
 	buf.Reset()
-	_ = WriteJSON(&buf, "c.hcl", nil)
+	_ = WriteJSON(&buf, "c.hcl", nil, nil)
 	if !strings.Contains(buf.String(), `"findings": []`) {
 		t.Errorf("no findings as JSON: %s", buf.String())
 	}
 	buf.Reset()
-	_ = WriteText(&buf, "c.hcl", nil)
-	if !strings.HasSuffix(buf.String(), "no findings\n") {
+	_ = WriteText(&buf, "c.hcl", nil, nil)
+	if !strings.HasSuffix(buf.String(), "no findings\n") || strings.Contains(buf.String(), "boundary") {
 		t.Errorf("no findings as text: %q", buf.String())
+	}
+}
+
+// TestBoundaryOutput: the audit says whether claude's boundary holds, in
+// text (a line per part) and in JSON (the verdict with its parts), and says
+// nothing of it when the machine was not probed.
+func TestBoundaryOutput(t *testing.T) {
+	t.Parallel()
+	weak := holds
+	weak.LandlockABI = 0
+	for _, tc := range []struct {
+		name  string
+		facts *boundary.Facts
+		text  []string
+	}{
+		{"holds", &holds, []string{"claude's boundary on this machine holds (user namespace, seccomp, Landlock)\n", "  ok       Landlock: Landlock ABI 7 in use"}},
+		{"weaker", &weak, []string{"holds (user namespace, seccomp), weaker without Landlock", "  WEAKER   Landlock: Landlock is not available (ABI 0)"}},
+	} {
+		m := machine()
+		m.Boundary = tc.facts
+		var text, js bytes.Buffer
+		if err := WriteText(&text, "c.hcl", nil, m.Verdict()); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range tc.text {
+			if !strings.Contains(text.String(), s) {
+				t.Errorf("%s: the text lacks %q:\n%s", tc.name, s, text.String())
+			}
+		}
+		if err := WriteJSON(&js, "c.hcl", nil, m.Verdict()); err != nil {
+			t.Fatal(err)
+		}
+		var r Report
+		if err := json.Unmarshal(js.Bytes(), &r); err != nil || r.Boundary == nil || !r.Boundary.Holds || len(r.Boundary.Parts) != 3 || r.Boundary.Parts[2].Name != boundary.PartLandlock {
+			t.Errorf("%s: json %v:\n%s", tc.name, err, js.String())
+		}
+	}
+	if machine().Verdict() != nil {
+		t.Error("an unprobed machine has a verdict")
 	}
 }

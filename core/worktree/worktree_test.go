@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // repo makes a git repository with one commit on main.
@@ -143,9 +145,7 @@ func hostile(t *testing.T) (dir, markers string) {
 	evil := t.TempDir()
 	for _, name := range []string{"smudge", "clean"} {
 		p := filepath.Join(evil, name)
-		if err := os.WriteFile(p, []byte("#!/bin/sh\ntouch '"+filepath.Join(markers, name)+"'\ncat\n"), 0o700); err != nil {
-			t.Fatal(err)
-		}
+		sdktest.WriteExecutable(t, p, []byte("#!/bin/sh\ntouch '"+filepath.Join(markers, name)+"'\ncat\n"), 0o700)
 		run(t, dir, "config", "filter.evil."+name, p)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, ".git", "info"), 0o755); err != nil {

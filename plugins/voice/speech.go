@@ -92,11 +92,48 @@ func (e *engine) run(ctx context.Context, args []string, stdin io.Reader) ([]byt
 	return out.Bytes(), nil
 }
 
+// What ffmpeg may read of an audio file: a chat sent it (a voice note) or
+// an engine made it (a spoken answer), so it is untrusted either way.
+//
+// A file's own bytes choose ffmpeg's demuxer, and some demuxers open other
+// files or URLs the file names: an HLS playlist (#EXTM3U) its segments, an
+// ffconcat list its files, others sub-files, images, network streams. So
+// the demuxer is one of the containers the platforms and engines send,
+// none of which opens another file (mov's data references stay off, as is
+// ffmpeg's default); the only protocol is file, for this one file (no
+// network, no pipe, subfile, concat or data); and what comes out is
+// bounded in length and size, so a small file cannot decode into a full
+// disk. The caller's context bounds the time.
+const (
+	// inputFormats are the demuxers ffmpeg may pick for an input: OGG
+	// (Telegram, WhatsApp, Discord voice), MP3, WAV, FLAC, MP4/M4A
+	// (iOS, Slack), Matroska/WebM (browsers), AAC and AMR (WhatsApp and
+	// Signal audio), CAF.
+	inputFormats = "ogg,mp3,wav,flac,mov,matroska,aac,amr,amrnb,amrwb,caf"
+	// maxInput is the largest audio file ffmpeg is given.
+	maxInput = 128 << 20
+	// maxSeconds bounds the audio ffmpeg writes: an hour.
+	maxSeconds = "3600"
+	// maxDecoded bounds the bytes ffmpeg writes (an hour of 16 kHz mono
+	// WAV is 115 MB).
+	maxDecoded = "268435456"
+)
+
 // convert has ffmpeg turn the audio file in into out with the output
-// options args.
+// options args, reading in with every path beyond it closed (see
+// inputFormats).
 func (e *engine) convert(ctx context.Context, in, out string, args ...string) error {
-	cmd := append([]string{e.ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", in}, args...)
-	_, err := e.run(ctx, append(cmd, out), nil)
+	st, err := os.Stat(in)
+	if err != nil {
+		return err
+	}
+	if st.Size() > maxInput {
+		return fmt.Errorf("the audio is larger than the %d MB ffmpeg is given", maxInput>>20)
+	}
+	cmd := []string{e.ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+		"-protocol_whitelist", "file", "-format_whitelist", inputFormats, "-i", "file:" + in}
+	cmd = append(append(cmd, args...), "-t", maxSeconds, "-fs", maxDecoded, out)
+	_, err = e.run(ctx, cmd, nil)
 	return err
 }
 
