@@ -252,6 +252,11 @@ var figures = []figure{
 	// with a direct chat's mounts, one after the other).
 	{Name: "sandbox helper: its CPU per start", Bench: "BenchmarkZygoteHelperCPU", Metric: "helper-cpu-us/start", Info: true, Scale: 1, Unit: "µs"},
 	{Name: "sandbox helper: a start's wait (request → claude's pid), p50", Bench: "BenchmarkZygoteHelperCPU", Metric: "start-p50-us", Info: true, Scale: 1, Unit: "µs"},
+	// What confining claude adds to a recycled start (BenchmarkZygoteConfine: the shipped
+	// helper, and the test helper with and without the syscall filter, Landlock and the
+	// keyring; the start through the helper's binary and its user namespace stay in both).
+	{Name: "sandbox helper (shipped): a start's wait, p50", Bench: "BenchmarkZygoteConfine/shipped", Metric: "start-p50-us", Info: true, Scale: 1, Unit: "µs"},
+	{Name: "the filter, Landlock and the keyring: added to a start's wait", Bench: "BenchmarkZygoteConfine/test-helper", Base: "BenchmarkZygoteConfine/test-helper-no-filter-landlock-keyring", Metric: "start-p50-us", Info: true, Scale: 1, Unit: "µs"},
 	{Name: "RecordReply, one chunk (sync=FULL)", Bench: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "RecordReply with the turn's usage ledger row", Bench: "BenchmarkRecordReplyLedger/usage=true", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 	{Name: "the usage ledger row: added to RecordReply", Bench: "BenchmarkRecordReplyLedger/usage=true", Base: "BenchmarkRecordReplyLedger/usage=false", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
