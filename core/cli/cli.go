@@ -140,7 +140,8 @@ func commandTable() []command {
 				"is fine), each enabled plugin's binary and checksum, the admin endpoint's and web chats' ports\n" +
 				"(free, or answering when clawhost runs), and memory for agent.max_warm warm claude processes.\n" +
 				"One line per check: ok, WARN or FAIL with what was found and what to do; -json for machines.\n" +
-				"Exit 0 when nothing fails, 1 otherwise (or when the file does not load), 2 on bad usage.", nil, doctorCommand},
+				"Exit 0 when nothing fails, 1 otherwise (or when the file does not load: -json then prints one\n" +
+				"failing check, configuration, with the file's errors), 2 on bad usage.", nil, doctorCommand},
 		{"reload", "[-config FILE]", "reload the running host's configuration file (as SIGHUP) and say what came of it",
 			"Goes through the running host's admin endpoint; the host reads clawhost.env beside the file again\n" +
 				"first. Prints \"applied\" and exactly the settings that changed (agent.model, access.owners,\n" +
@@ -424,8 +425,17 @@ func (inv invocation) host() hostAt { return hostAt{config: inv.config, admin: i
 
 // load reads the configuration, printing diagnostics; ok is false on errors.
 func load(path string, w io.Writer) (*config.Config, bool) {
-	if !loadEnv(path, w) {
-		return nil, false
+	cfg, _, ok := loadProblems(path, w)
+	return cfg, ok
+}
+
+// loadProblems is load that also returns why the file does not load, one
+// line per error ("file:line:col: summary: detail"), for a command that
+// reports it as JSON.
+func loadProblems(path string, w io.Writer) (*config.Config, []string, bool) {
+	if _, err := setup.LoadEnvFile(path, os.LookupEnv, os.Setenv); err != nil {
+		fmt.Fprintf(w, "clawhost: %v\n", err)
+		return nil, []string{err.Error()}, false
 	}
 	cfg, diags := config.Load(path)
 	if len(diags) > 0 {
@@ -435,7 +445,21 @@ func load(path string, w io.Writer) (*config.Config, bool) {
 		}
 		config.FormatDiagnostics(w, diags, files)
 	}
-	return cfg, cfg != nil && !diags.HasErrors()
+	var problems []string
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		line := d.Summary
+		if d.Detail != "" {
+			line += ": " + d.Detail
+		}
+		if d.Subject != nil {
+			line = fmt.Sprintf("%s:%d:%d: %s", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column, line)
+		}
+		problems = append(problems, line)
+	}
+	return cfg, problems, cfg != nil && !diags.HasErrors()
 }
 
 // setupCommands are the commands that set clawhost up on a machine: init
