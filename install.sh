@@ -10,8 +10,14 @@
 #   CLAWHOST_RELEASE_URL  where its archives and SHA256SUMS are (default: the project's
 #                         release page for that version; a directory served by any web
 #                         server holding `make dist`'s output works too)
-#   CLAWHOST_PREFIX       installs into PREFIX/lib/clawhost-VERSION, links
-#                         PREFIX/bin/clawhost to it (default ~/.local)
+#   CLAWHOST_PREFIX       installs into PREFIX/lib/clawhost-VERSION, points the link
+#                         PREFIX/lib/clawhost at it and links PREFIX/bin/clawhost
+#                         through it (default ~/.local)
+#
+# An upgrade moves PREFIX/lib/clawhost to the new release: clawhost init names that link
+# as plugin_dir and clawhost service install in the unit's start command, so both follow.
+# A config.hcl written before (plugin_dir = "PREFIX/lib/clawhost-OLD") is pointed at the
+# link; a service unit that names an old release is reported.
 #
 # Nothing is installed unless the archive's checksum matches SHA256SUMS.
 set -eu
@@ -64,13 +70,37 @@ tar -xzf "$tmp/$archive" -C "$tmp/x"
 src="$tmp/x/clawhost_${version}_${os}_${arch}"
 [ -x "$src/clawhost" ] || fail "$archive holds no clawhost_${version}_${os}_${arch}/clawhost"
 dest="$prefix/lib/clawhost-$version"
+current="$prefix/lib/clawhost"
+if [ -e "$current" ] && [ ! -L "$current" ]; then
+  fail "$current is not a link (install.sh keeps one there to the release installed last): move it away"
+fi
 mkdir -p "$prefix/lib" "$prefix/bin"
 rm -rf "$dest"
 mv "$src" "$dest"
-# clawhost finds its plugins beside its real file: the link is followed.
-ln -sfn "$dest/clawhost" "$prefix/bin/clawhost"
+ln -sfn "clawhost-$version" "$current"
+# clawhost finds its plugins beside its real file: the links are followed.
+ln -sfn "$current/clawhost" "$prefix/bin/clawhost"
 "$prefix/bin/clawhost" version
-echo "installed clawhost $version in $dest, linked from $prefix/bin/clawhost"
+echo "installed clawhost $version in $dest, linked from $current and $prefix/bin/clawhost"
+
+# The configuration clawhost init wrote names a release's directory as plugin_dir when it
+# was written by a release before the link: it would keep loading that release's plugins.
+confdir=${XDG_CONFIG_HOME:-$HOME/.config}
+config="$confdir/clawhost/config.hcl"
+if [ -f "$config" ]; then
+  if awk -v old="plugin_dir = \"$prefix/lib/clawhost-" -v new="plugin_dir = \"$current\"" '
+    index($0, old) == 1 && $0 ~ /"$/ && index(substr($0, length(old) + 1), "/") == 0 { print new; changed = 1; next }
+    { print }
+    END { exit !changed }' "$config" >"$tmp/config.hcl"; then
+    cat "$tmp/config.hcl" >"$config"
+    echo "$config: plugin_dir is now $current (the plugins of clawhost $version)"
+  fi
+fi
+for unit in "$confdir/systemd/user/clawhost.service" /etc/systemd/system/clawhost.service; do
+  if [ -f "$unit" ] && grep -q "^ExecStart=.*/lib/clawhost-[^/]*/clawhost" "$unit"; then
+    echo "$unit starts an older release: run clawhost service install -force (with the same -config)"
+  fi
+done
 case ":$PATH:" in
   *":$prefix/bin:"*) ;;
   *) echo "add $prefix/bin to PATH (e.g. in ~/.profile: export PATH=\"$prefix/bin:\$PATH\")" ;;

@@ -191,6 +191,9 @@ func (s *session) complete(ctx context.Context) (Plan, error) {
 		if p.PluginDir = installpath.ExecutableDir(); p.PluginDir == "" {
 			return p, errors.New("init: find the plugins beside clawhost: the system does not say where clawhost is")
 		}
+		// Through install.sh's link to the current release, so an
+		// upgrade moves plugin_dir to the new release's plugins.
+		p.PluginDir = installpath.Current(p.PluginDir)
 	}
 	if p.Claude == "" {
 		p.Claude = findClaude(o.Getenv)

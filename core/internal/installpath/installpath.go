@@ -33,6 +33,36 @@ func ExecutableDir() string {
 	return filepath.Dir(exe)
 }
 
+// CurrentLink is the name install.sh gives the link to the release it
+// installed last, beside the release directories: PREFIX/lib/clawhost ->
+// clawhost-VERSION.
+const CurrentLink = "clawhost"
+
+// Current is dir (a directory of an installed release) as the path
+// through install.sh's link to the current release, when that link
+// leads to dir: what a configuration or a service unit should name, so
+// that the next install.sh, which moves the link, moves them to the new
+// release's clawhost and plugins too. Any other dir is returned as it is
+// (make build's bin/, an unpacked archive).
+func Current(dir string) string {
+	if !strings.HasPrefix(filepath.Base(dir), CurrentLink+"-") {
+		return dir
+	}
+	link := filepath.Join(filepath.Dir(dir), CurrentLink)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return dir
+	}
+	to, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return dir
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil || real != to {
+		return dir
+	}
+	return link
+}
+
 // Found is a command found: its absolute path and where it was found, in
 // words for the log and clawhost doctor ("PATH", "~/.local/bin (claude's
 // native installer)").
