@@ -137,7 +137,8 @@ func commandTable() []command {
 			"Without starting the host: each agent's claude CLI (found, its version against the tested\n" +
 				"one, logged in — claude auth status — and answering one minimal real request), data_dir and the workspaces (there,\n" +
 				"writable, data_dir private), free disk, the database (opens and migrates; held by a running host\n" +
-				"is fine), each enabled plugin's binary and checksum, the admin endpoint's and web chats' ports\n" +
+				"is fine), each enabled plugin's binary, checksum and release (warned when it is another\n" +
+				"install.sh release's than clawhost's), the admin endpoint's and web chats' ports\n" +
 				"(free, or answering when clawhost runs), and memory for agent.max_warm warm claude processes.\n" +
 				"One line per check: ok, WARN or FAIL with what was found and what to do; -json for machines.\n" +
 				"Exit 0 when nothing fails, 1 otherwise (or when the file does not load: -json then prints one\n" +

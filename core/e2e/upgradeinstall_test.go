@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -104,6 +105,27 @@ func TestUpgradeByInstallScript(t *testing.T) {
 	}
 	if fi, err := os.Stat(cfg); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("config.hcl after the edit: %v %v", fi.Mode(), err)
+	}
+
+	// A configuration install.sh does not edit (another place) still
+	// names the old release: doctor warns.
+	pinned := filepath.Join(home, "etc", "config.hcl")
+	write(pinned, fmt.Sprintf("data_dir = %q\nplugin_dir = %q\nagent { command = \"/bin/true\" }\n\nplugin \"web\" {\n  source = \"webchat\"\n  config { listen = %q }\n}\n",
+		filepath.Join(home, "data"), old, freeAddr(t)))
+	doctor := exec.Command(filepath.Join(prefix, "bin", "clawhost"), "doctor", "-json", "-config", pinned)
+	doctor.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	report, _ := doctor.Output() // other checks fail here (no claude): only the plugin's is looked at
+	var checks []struct{ Name, Verdict, Found, Do string }
+	if err := json.Unmarshal(report, &checks); err != nil {
+		t.Fatalf("doctor -json: %v\n%s", err, report)
+	}
+	warned := false
+	for _, c := range checks {
+		warned = warned || c.Name == `plugin "web"` && c.Verdict == "warn" && strings.Contains(c.Found, "is clawhost 0.1.0's plugin; this clawhost is 0.2.0") &&
+			strings.Contains(c.Do, fmt.Sprintf("plugin_dir = %q", current))
+	}
+	if !warned {
+		t.Errorf("doctor does not warn about the old release's plugin: %+v", checks)
 	}
 
 	// init run by the installed clawhost names the link.

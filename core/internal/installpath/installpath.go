@@ -63,6 +63,21 @@ func Current(dir string) string {
 	return link
 }
 
+// Release is the version of the release directory install.sh put the
+// file at path in (PREFIX/lib/clawhost-VERSION), symlinks resolved; ""
+// when it is in no such directory (make build's bin/, an unpacked
+// archive, a plugin of one's own).
+func Release(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	v, ok := strings.CutPrefix(filepath.Base(filepath.Dir(path)), CurrentLink+"-")
+	if !ok {
+		return ""
+	}
+	return v
+}
+
 // Found is a command found: its absolute path and where it was found, in
 // words for the log and clawhost doctor ("PATH", "~/.local/bin (claude's
 // native installer)").
