@@ -13,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/config/configtest"
 	"github.com/clawhost/clawhost/core/internal/procmem"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const (
@@ -161,9 +162,7 @@ func TestOtherRelease(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, nil, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		sdktest.WriteExecutable(t, p, nil, 0o755)
 	}
 	if err := os.Symlink("clawhost-0.2.0", filepath.Join(lib, "clawhost")); err != nil {
 		t.Fatal(err)

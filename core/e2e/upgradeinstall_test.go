@@ -14,6 +14,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestUpgradeByInstallScript: a v0.1.0 layout — clawhost and its plugins
@@ -198,7 +200,5 @@ func copyFile(t *testing.T, from, to string) {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(to, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	sdktest.WriteExecutable(t, to, b, 0o755)
 }
