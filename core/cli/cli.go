@@ -244,11 +244,22 @@ func help(topic []string, stdout, stderr io.Writer) int {
 		if c.detail != "" {
 			fmt.Fprintf(stdout, "\n%s\n", c.detail)
 		}
+		if flags := ownFlags[c.name]; flags != nil {
+			fs := flags()
+			fmt.Fprintln(stdout, "\nFlags:")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+		}
 		fmt.Fprintln(stdout)
 	}
 	writeUsage(stdout)
 	return 0
 }
+
+// ownFlags are the flag sets of commands whose flags are many, by
+// command name: help lists every flag from the set the command parses,
+// so a new flag is never missing from it.
+var ownFlags = map[string]func() *flag.FlagSet{"init": func() *flag.FlagSet { fs, _ := initFlagSet(); return fs }}
 
 // lookup returns the command whose first word is cmd.
 func lookup(cmd string) (command, bool) {
@@ -474,11 +485,7 @@ func setupCommands() []command {
 				"clawhost.env (the tokens, 0600) to $XDG_CONFIG_HOME/clawhost (~/.config/clawhost), with data_dir\n" +
 				"$XDG_STATE_HOME/clawhost (~/.local/state/clawhost), and prints a one-time owner code: send\n" +
 				"/owner CODE to the bot within 24 hours and you are its owner. An existing file is replaced only\n" +
-				"when you say so (-force without a terminal).\n\n" +
-				"Flags: -non-interactive (ask nothing), -telegram-token T, -discord-token T (or TELEGRAM_BOT_TOKEN,\n" +
-				"DISCORD_BOT_TOKEN), -whatsapp, -webchat, -workspace DIR, -config-dir DIR, -data-dir DIR, -force,\n" +
-				"-plugin-dir DIR, -claude PATH, -admin-listen ADDR, -webchat-listen ADDR, -telegram-api FORMAT,\n" +
-				"-discord-api URL (a fake platform's address; also CLAWHOST_TELEGRAM_API, CLAWHOST_DISCORD_API).\n" +
+				"when you say so (-force without a terminal). The flags, below, set what it would ask.\n" +
 				"Exit 0 when written, 1 on a refused token or an existing file, 2 on bad usage.", nil, initCommand},
 		{"service install", "[-config FILE] [-user|-system] [-run-as USER] [-dir DIR] [-no-start] [-force]", "run clawhost as a service: a systemd unit (Linux) or launchd agent (macOS)",
 			"Writes a systemd unit running `clawhost run -config FILE` (FILE made absolute; without -config\n" +
