@@ -243,8 +243,8 @@ func doctorBinaries(_ context.Context, cfg *config.Config, _ *pluginhost.Supervi
 // upgrade left plugin_dir naming the old release): a plugin is built
 // with its release's host and protocol in mind.
 func otherRelease(self, plugin string) (Check, bool) {
-	mine, theirs := installpath.Release(self), installpath.Release(plugin)
-	if mine == "" || theirs == "" || mine == theirs {
+	mine, theirs, other := installpath.OtherRelease(self, plugin)
+	if !other {
 		return Check{}, false
 	}
 	dir := filepath.Dir(self)

@@ -112,8 +112,8 @@ func TestUpgradeByInstallScript(t *testing.T) {
 	// A configuration install.sh does not edit (another place) still
 	// names the old release: doctor warns.
 	pinned := filepath.Join(home, "etc", "config.hcl")
-	write(pinned, fmt.Sprintf("data_dir = %q\nplugin_dir = %q\nagent { command = \"/bin/true\" }\n\nplugin \"web\" {\n  source = \"webchat\"\n  config { listen = %q }\n}\n",
-		filepath.Join(home, "data"), old, freeAddr(t)))
+	write(pinned, fmt.Sprintf("data_dir = %q\nplugin_dir = %q\nagent {\n  command = \"/bin/true\"\n  sandbox = \"off\"\n}\nadmin { listen = %q }\n\nplugin \"web\" {\n  source = \"webchat\"\n  config { listen = %q }\n}\n",
+		filepath.Join(home, "data"), old, freeAddr(t), freeAddr(t)))
 	doctor := exec.Command(filepath.Join(prefix, "bin", "clawhost"), "doctor", "-json", "-config", pinned)
 	doctor.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
 	report, _ := doctor.Output() // other checks fail here (no claude): only the plugin's is looked at
@@ -129,6 +129,14 @@ func TestUpgradeByInstallScript(t *testing.T) {
 	if !warned {
 		t.Errorf("doctor does not warn about the old release's plugin: %+v", checks)
 	}
+	// So does the host's log when it starts with it.
+	host := exec.Command(filepath.Join(prefix, "bin", "clawhost"), "run", "-config", pinned)
+	host.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	log := Run(t, host)
+	sdktest.WaitFor(t, "the warning about the old release's plugin", func() bool {
+		return strings.Contains(log.String(), "plugin is of another release than this clawhost") &&
+			strings.Contains(log.String(), "release=0.1.0 clawhost=0.2.0")
+	})
 
 	// init run by the installed clawhost names the link.
 	fresh := filepath.Join(home, "fresh")

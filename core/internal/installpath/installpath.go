@@ -78,6 +78,16 @@ func Release(path string) string {
 	return v
 }
 
+// OtherRelease reports whether the plugin binary at plugin is in another
+// install.sh release directory than the clawhost at self, with both
+// releases: an upgrade left plugin_dir naming the old release. Files
+// outside release directories (make build's bin/, an unpacked archive,
+// one's own plugins) are never of another release.
+func OtherRelease(self, plugin string) (mine, theirs string, other bool) {
+	mine, theirs = Release(self), Release(plugin)
+	return mine, theirs, mine != "" && theirs != "" && mine != theirs
+}
+
 // Found is a command found: its absolute path and where it was found, in
 // words for the log and clawhost doctor ("PATH", "~/.local/bin (claude's
 // native installer)").
