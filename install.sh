@@ -4,12 +4,16 @@
 #
 #   sh install.sh                      # the version below, into ~/.local
 #   CLAWHOST_VERSION=0.1.0 CLAWHOST_PREFIX=/usr/local sudo -E sh install.sh
+#   make dist && CLAWHOST_DIST=dist sh install.sh   # your own build
 #
 # Settings (environment):
-#   CLAWHOST_VERSION      the release to install (default below)
+#   CLAWHOST_VERSION      the release to install (default below; with CLAWHOST_DIST, the one
+#                         version its SHA256SUMS lists for this machine)
 #   CLAWHOST_RELEASE_URL  where its archives and SHA256SUMS are (default: the project's
 #                         release page for that version; a directory served by any web
 #                         server holding `make dist`'s output works too)
+#   CLAWHOST_DIST         a local directory holding `make dist`'s output (archives and
+#                         SHA256SUMS), instead of downloading: checked the same way
 #   CLAWHOST_PREFIX       installs into PREFIX/lib/clawhost-VERSION, points the link
 #                         PREFIX/lib/clawhost at it and links PREFIX/bin/clawhost
 #                         through it (default ~/.local)
@@ -22,9 +26,8 @@
 # Nothing is installed unless the archive's checksum matches SHA256SUMS.
 set -eu
 
-version=${CLAWHOST_VERSION:-0.1.0}
-base=${CLAWHOST_RELEASE_URL:-https://github.com/clawhost/clawhost/releases/download/v$version}
 prefix=${CLAWHOST_PREFIX:-$HOME/.local}
+dist=${CLAWHOST_DIST:-}
 
 fail() { echo "install.sh: $*" >&2; exit 1; }
 
@@ -38,15 +41,33 @@ case $(uname -m) in
   aarch64 | arm64) arch=arm64 ;;
   *) fail "no release for $(uname -m): build from source (README, \"From source\")" ;;
 esac
-archive="clawhost_${version}_${os}_${arch}.tar.gz"
 
-if command -v curl >/dev/null 2>&1; then
-  fetch() { curl -fsSL -o "$2" "$1"; }
-elif command -v wget >/dev/null 2>&1; then
-  fetch() { wget -q -O "$2" "$1"; }
+if [ -n "$dist" ]; then
+  [ -f "$dist/SHA256SUMS" ] || fail "$dist holds no SHA256SUMS: give the directory make dist wrote (make dist; CLAWHOST_DIST=dist)"
+  base=$dist
+  fetch() { cp "$1" "$2"; }
+  if [ -z "${CLAWHOST_VERSION:-}" ]; then
+    # The one version the build's SHA256SUMS lists for this machine.
+    versions=$(awk -v s="_${os}_${arch}.tar.gz" '{ f = $2; sub(/^\*/, "", f)
+      if (substr(f, 1, 9) == "clawhost_" && length(f) > 9 + length(s) && substr(f, length(f) - length(s) + 1) == s)
+        print substr(f, 10, length(f) - 9 - length(s)) }' "$dist/SHA256SUMS")
+    [ -n "$versions" ] || fail "$dist/SHA256SUMS lists no archive for ${os}/${arch}: make dist DIST_ARGS='-platforms ${os}/${arch}'"
+    [ "$(echo "$versions" | wc -l | tr -d ' ')" = 1 ] || fail "$dist/SHA256SUMS lists several versions ($(echo $versions)): say which with CLAWHOST_VERSION"
+    CLAWHOST_VERSION=$versions
+  fi
+  version=$CLAWHOST_VERSION
 else
-  fail "needs curl or wget"
+  version=${CLAWHOST_VERSION:-0.1.0}
+  base=${CLAWHOST_RELEASE_URL:-https://github.com/clawhost/clawhost/releases/download/v$version}
+  if command -v curl >/dev/null 2>&1; then
+    fetch() { curl -fsSL -o "$2" "$1"; }
+  elif command -v wget >/dev/null 2>&1; then
+    fetch() { wget -q -O "$2" "$1"; }
+  else
+    fail "needs curl or wget"
+  fi
 fi
+archive="clawhost_${version}_${os}_${arch}.tar.gz"
 if command -v sha256sum >/dev/null 2>&1; then
   sum() { sha256sum "$1" | cut -d' ' -f1; }
 elif command -v shasum >/dev/null 2>&1; then
@@ -57,9 +78,9 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-echo "downloading $archive from $base"
-fetch "$base/SHA256SUMS" "$tmp/SHA256SUMS" || fail "cannot download $base/SHA256SUMS"
-fetch "$base/$archive" "$tmp/$archive" || fail "cannot download $base/$archive"
+echo "getting $archive from $base"
+fetch "$base/SHA256SUMS" "$tmp/SHA256SUMS" || fail "cannot get $base/SHA256SUMS"
+fetch "$base/$archive" "$tmp/$archive" || fail "cannot get $base/$archive"
 want=$(awk -v f="$archive" '$2 == f || $2 == "*" f { print $1 }' "$tmp/SHA256SUMS")
 [ -n "$want" ] || fail "SHA256SUMS lists no $archive"
 got=$(sum "$tmp/$archive")

@@ -160,8 +160,8 @@ func TestUpgradeByInstallScript(t *testing.T) {
 
 // fakeRelease writes into dir what make dist publishes for version on
 // linux/amd64 — clawhost_<version>_linux_amd64.tar.gz holding clawhost and
-// the web chat plugin of this build, and SHA256SUMS — enough for
-// install.sh.
+// the web chat plugin of this build, and its line in SHA256SUMS — enough
+// for install.sh.
 func fakeRelease(t *testing.T, dir, version string) {
 	t.Helper()
 	top := "clawhost_" + version + "_linux_amd64"
@@ -193,7 +193,14 @@ func fakeRelease(t *testing.T, dir, version string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "SHA256SUMS"), fmt.Appendf(nil, "%x  %s\n", sha256.Sum256(b), filepath.Base(archive)), 0o644); err != nil {
+	sums, err := os.OpenFile(filepath.Join(dir, "SHA256SUMS"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Fprintf(sums, "%x  %s\n", sha256.Sum256(b), filepath.Base(archive)); err != nil {
+		t.Fatal(err)
+	}
+	if err := sums.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -209,4 +216,71 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 	sdktest.WriteExecutable(t, to, b, 0o755)
+}
+
+// TestInstallFromLocalDist: install.sh installs one's own make dist from
+// its directory (CLAWHOST_DIST), checked against its SHA256SUMS like a
+// download, the version read from SHA256SUMS when it lists one for this
+// machine; several need CLAWHOST_VERSION, a directory without SHA256SUMS
+// and a corrupted archive are refused.
+func TestInstallFromLocalDist(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skipf("install.sh installs linux/amd64 archives here, this is %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	install := func(dist, version string) (string, string, error) {
+		home := t.TempDir()
+		cmd := exec.Command("sh", filepath.Join(repoRoot, "install.sh"))
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CLAWHOST_DIST=" + dist}
+		if version != "" {
+			cmd.Env = append(cmd.Env, "CLAWHOST_VERSION="+version)
+		}
+		out, err := cmd.CombinedOutput()
+		return home, string(out), err
+	}
+	one := t.TempDir()
+	fakeRelease(t, one, "4071ba7-dirty")
+	home, out, err := install(one, "")
+	if err != nil {
+		t.Fatalf("install.sh from %s: %v\n%s", one, err, out)
+	}
+	bin := filepath.Join(home, ".local", "bin", "clawhost")
+	if got, err := filepath.EvalSymlinks(bin); err != nil || got != filepath.Join(home, ".local", "lib", "clawhost-4071ba7-dirty", "clawhost") {
+		t.Errorf("%s leads to %q (%v)", bin, got, err)
+	}
+	if v, err := exec.Command(bin, "version").Output(); err != nil || !strings.HasPrefix(string(v), "clawhost ") {
+		t.Errorf("the installed clawhost: %q %v", v, err)
+	}
+
+	two := t.TempDir()
+	fakeRelease(t, two, "0.2.0")
+	fakeRelease(t, two, "0.3.0")
+	if _, out, err := install(two, ""); err == nil || !strings.Contains(out, "lists several versions (0.2.0 0.3.0): say which with CLAWHOST_VERSION") {
+		t.Errorf("two versions without CLAWHOST_VERSION: %v\n%s", err, out)
+	}
+	if home, out, err := install(two, "0.3.0"); err != nil {
+		t.Errorf("CLAWHOST_VERSION=0.3.0: %v\n%s", err, out)
+	} else if _, err := os.Stat(filepath.Join(home, ".local", "lib", "clawhost-0.3.0", "clawhost-webchat")); err != nil {
+		t.Errorf("0.3.0 not installed: %v", err)
+	}
+
+	if _, out, err := install(t.TempDir(), ""); err == nil || !strings.Contains(out, "holds no SHA256SUMS") {
+		t.Errorf("a directory without SHA256SUMS: %v\n%s", err, out)
+	}
+	bad := t.TempDir()
+	fakeRelease(t, bad, "0.4.0")
+	archive := filepath.Join(bad, "clawhost_0.4.0_linux_amd64.tar.gz")
+	b, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(archive, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if home, out, err := install(bad, ""); err == nil || !strings.Contains(out, "checksum mismatch") {
+		t.Errorf("a corrupted archive: %v\n%s", err, out)
+	} else if _, err := os.Stat(filepath.Join(home, ".local", "bin", "clawhost")); err == nil {
+		t.Error("a refused archive was installed")
+	}
 }
