@@ -38,6 +38,8 @@ type agentHealth struct {
 	// stopProbe ends the probe and waits for it (its `claude auth status`
 	// writes into claude's config directory: it must not outlive the host).
 	stopProbe func()
+	// log says what the probe found that stops every turn.
+	log hclog.Logger
 }
 
 // stop ends the background probe, if one runs, and waits for it.
@@ -51,8 +53,11 @@ func (a *agentHealth) stop() {
 // asks the default one, in the background (a node start, about a second:
 // never on the start's path), its version and whether it is logged in
 // (runner.Config.Probe: `claude auth status`, no turn spent).
-func newAgentHealth(cfg *config.Config, rc runner.Config) *agentHealth {
-	a := &agentHealth{}
+func newAgentHealth(cfg *config.Config, rc runner.Config, log hclog.Logger) *agentHealth {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	a := &agentHealth{log: log}
 	for _, ag := range cfg.AllAgents() {
 		f, err := installpath.FindCommand(ag.Command)
 		if err != nil {
@@ -94,10 +99,17 @@ func (a *agentHealth) probe(ctx context.Context, rc runner.Config) {
 	case !auth.LoggedIn && a.lastErr == "":
 		a.lastErr, a.since = "auth", time.Now()
 		a.authSaid = true
+		// Said at the start, not only on the status page: every turn
+		// would fail until claude is logged in.
+		a.log.Warn("claude says it is not logged in: every turn fails until it is; "+notLoggedInAction, "path", a.path)
 	default:
 		a.method = auth.AuthMethod
 	}
 }
+
+// notLoggedInAction is what to do when claude auth status says claude is
+// not logged in.
+const notLoggedInAction = "log claude in as the user it runs as, with CLAUDE_CONFIG_DIR=<data_dir>/claude (claude /login, or claude setup-token), or give it ANTHROPIC_API_KEY in agent.env"
 
 // turn records a finished turn's outcome: a missing CLI or refused
 // credentials make the agent not ready until a turn succeeds.
@@ -129,7 +141,7 @@ func (a *agentHealth) view() *admin.AgentHealth {
 		v.Action = "install the claude CLI or fix agent.command, then restart"
 	case a.lastErr == "auth" && a.authSaid:
 		v.Ready, v.State, v.LastError = false, "not_logged_in", "claude auth status says it is not logged in"
-		v.Action = "log claude in as the user it runs as, with CLAUDE_CONFIG_DIR=<data_dir>/claude (claude /login, or claude setup-token), or give it ANTHROPIC_API_KEY in agent.env; the next turn that gets through clears this"
+		v.Action = notLoggedInAction + "; the next turn that gets through clears this"
 	case a.lastErr == "auth":
 		v.Ready, v.State, v.LastError = false, "not_logged_in", "claude refused its credentials (not logged in, or an invalid key) on the last turn"
 		v.Action = "log claude in as the user it runs as (claude /login, or ANTHROPIC_API_KEY in agent.env); the next turn that gets through clears this"

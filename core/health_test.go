@@ -8,9 +8,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/config/configtest"
 	"github.com/clawhost/clawhost/core/doctor"
@@ -140,7 +143,7 @@ func TestAgentHealthProbeStops(t *testing.T) {
 	claude := filepath.Join(dir, "claude")
 	sdktest.WriteExecutable(t, claude, []byte("#!/bin/sh\necho $$ > "+started+"\nexec sleep 60\n"), 0o755)
 	cfg := configtest.Load(t, "agent {\n  command = \""+claude+"\"\n}\n")
-	a := newAgentHealth(cfg, runner.Config{Command: claude, Workspace: dir})
+	a := newAgentHealth(cfg, runner.Config{Command: claude, Workspace: dir}, nil)
 	var pid int
 	for deadline := time.Now().Add(30 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
 		if b, err := os.ReadFile(started); err == nil && len(b) > 1 {
@@ -154,4 +157,50 @@ func TestAgentHealthProbeStops(t *testing.T) {
 	if err := syscall.Kill(pid, 0); err == nil {
 		t.Errorf("the probe (pid %d) outlived stop", pid)
 	}
+}
+
+// TestAgentHealthSaysNotLoggedIn: when the start's probe hears from
+// claude auth status that claude is not logged in, the log says so (with
+// what to do) as well as the status page; a logged-in claude logs nothing.
+func TestAgentHealthSaysNotLoggedIn(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name     string
+		loggedIn bool
+	}{{"not logged in", false}, {"logged in", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			claude := filepath.Join(dir, "claude")
+			sdktest.WriteExecutable(t, claude, []byte(fmt.Sprintf("#!/bin/sh\ncase \"$1\" in\n--version) echo '2.1.330 (Claude Code)' ;;\nauth) echo '{\"loggedIn\": %v, \"authMethod\": \"api_key\"}' ;;\nesac\n", c.loggedIn)), 0o755)
+			cfg := configtest.Load(t, "agent {\n  command = \""+claude+"\"\n}\n")
+			var log strings.Builder
+			var mu sync.Mutex
+			logger := hclog.New(&hclog.LoggerOptions{Output: lockedWriter{&mu, &log}})
+			a := newAgentHealth(cfg, runner.Config{Command: claude, Workspace: dir}, logger)
+			t.Cleanup(a.stop)
+			sdktest.WaitFor(t, "the probe's answer", func() bool {
+				v := a.view()
+				return v.State == "not_logged_in" || v.Auth != ""
+			})
+			mu.Lock()
+			said := log.String()
+			mu.Unlock()
+			if warned := strings.Contains(said, "claude says it is not logged in: every turn fails until it is; log claude in"); warned == c.loggedIn {
+				t.Errorf("logged %q", said)
+			}
+		})
+	}
+}
+
+// lockedWriter is w behind mu (the probe logs from its goroutine).
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

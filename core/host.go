@@ -263,7 +263,7 @@ func (h *Host) provision() error {
 	// left of its claudes' TMPDIRs goes.
 	h.agent.RemoveLeftovers()
 	h.metrics = metrics.New()
-	h.agentHealth = newAgentHealth(h.cfg, h.agent.Config())
+	h.agentHealth = newAgentHealth(h.cfg, h.agent.Config(), h.log)
 	warnWarmMemory(h.cfg, h.log)
 	h.storeHealth = &storeHealth{count: h.metrics.StoreError}
 	h.schedules = schedules.New(db, h.log.Named("schedule"), func(ctx context.Context, r gateway.ScheduledRun) error { return h.gw.Scheduled(ctx, r) }, schedules.Poll(h.cfg))

@@ -140,7 +140,8 @@ func (h *Host) Reload(cfg *config.Config) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	h.gw.RefreshCommands(ctx) // drop commands of stopped plugins
 	cancel()
-	h.log.Info("configuration reloaded", "plugins", len(cfg.EnabledPlugins()))
+	// The same list clawhost reload prints: a SIGHUP's log says it too.
+	h.log.Info("configuration reloaded", "plugins", len(cfg.EnabledPlugins()), "changed", strings.Join(changed, "; "))
 	return nil
 }
 

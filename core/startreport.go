@@ -1,9 +1,11 @@
 package core
 
 import (
+	"os"
 	"strings"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/pluginhost"
 )
 
@@ -13,8 +15,10 @@ import (
 // "clawhost is degraded" naming each enabled plugin that is not ready and
 // its state (its error is the line before: a web chat whose port another process holds, a token the platform
 // refuses), which /healthz (503) and clawhost status (exit 1) also say.
-// Nothing is logged when all are ready. It returns early at Shutdown.
+// Nothing is logged when all are ready. It returns early at Shutdown. A
+// plugin of another release than clawhost is warned of first.
 func (h *Host) reportStart() {
+	h.warnOtherReleases()
 	var longest time.Duration
 	for _, p := range h.cfg.EnabledPlugins() {
 		longest = max(longest, p.StartTimeout.Duration())
@@ -49,6 +53,22 @@ func (h *Host) reportStart() {
 			return
 		case <-h.quit:
 			return
+		}
+	}
+}
+
+// warnOtherReleases logs each enabled plugin of another install.sh
+// release than this clawhost (plugin_dir naming the old release after an
+// upgrade); clawhost doctor warns of it too, with what to do.
+func (h *Host) warnOtherReleases() {
+	self, err := os.Executable()
+	if err != nil {
+		return
+	}
+	for _, p := range h.cfg.EnabledPlugins() {
+		if mine, theirs, other := installpath.OtherRelease(self, p.Path); other {
+			h.log.Warn("plugin is of another release than this clawhost (plugin_dir names the old release after an upgrade?); clawhost doctor says what to do",
+				"instance", p.Name, "path", p.Path, "release", theirs, "clawhost", mine)
 		}
 	}
 }

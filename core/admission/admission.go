@@ -11,8 +11,10 @@
 //  4. "/owner CODE" in a direct chat is the owner claim of clawhost init,
 //     from any sender;
 //  5. access control (core/access): /whoami is answered before it (also in
-//     an unlisted group when addressed); an unlisted group is dropped, an
-//     unaddressed group message is kept as group history, a stranger under
+//     an unlisted group when addressed); an unlisted group is dropped; a
+//     command of the bot's in an allowed group is addressed to it without
+//     a mention (one from a sender who may not trigger it is logged); any
+//     other unaddressed group message is kept as group history, a stranger under
 //     the allowlist is refused (told once an hour), under pairing given a
 //     code (held until an owner approves);
 //  6. an admitted message is held to the sender's flood limit
@@ -290,6 +292,9 @@ func (s *Stage) Decide(ctx context.Context, set Settings, e Entry) Verdict {
 	if inv, ok := s.opts.Commands.Parse(m.Command()); ok && inv.Name == "whoami" && whoamiHere && (v != access.Unaddressed || m.WasMentioned) {
 		return answer(whoami(m, v, set.Access.MayTrigger(m)))
 	}
+	if v == access.Unaddressed {
+		v = s.command(ctx, &set.Access, e, approved)
+	}
 	switch v {
 	case access.IgnoreGroup:
 		if set.Access.GroupPolicy == access.PolicyDisabled {
@@ -320,6 +325,29 @@ func (s *Stage) Decide(ctx context.Context, set Settings, e Entry) Verdict {
 		return v
 	}
 	return s.receive(ctx, set.Received, e)
+}
+
+// command decides a group message that does not address the bot
+// (access.Unaddressed) and is one of its commands ("/usage", not
+// "/usage@another_bot"): a command is addressed to the bot by its form,
+// so it is taken as a mention — answered when its sender may trigger the
+// agent there — and, when the sender may not, the log says why it gets
+// no answer.
+func (s *Stage) command(ctx context.Context, pol *access.Policy, e Entry, approved func(context.Context, string, string) bool) access.Verdict {
+	m := e.Message
+	inv, ok := s.opts.Commands.Parse(m.Command())
+	if !ok || m.WasMentioned {
+		return access.Unaddressed
+	}
+	addressed := *m
+	addressed.WasMentioned = true
+	if v := pol.Decide(ctx, &addressed, approved); v != access.Admit {
+		s.entryLog(e).Info("a command in a group from a sender who may not trigger the agent there gets no answer (access.group_allow_from, access.members)",
+			"command", "/"+inv.Name, "sender", m.From, "group", m.To)
+		return access.Unaddressed
+	}
+	m.WasMentioned = true
+	return access.Admit
 }
 
 // NoticeOversize tells a sender their message was too large to handle.

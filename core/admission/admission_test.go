@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -8,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/command"
@@ -47,7 +50,9 @@ type fakes struct {
 	asked int
 	// remembered are the unaddressed group messages.
 	remembered []string
-	now        func() time.Time
+	// logs is what the stage logged.
+	logs bytes.Buffer
+	now  func() time.Time
 }
 
 func (f *fakes) IsApproved(_ context.Context, instance, sender string, _ time.Duration) (bool, error) {
@@ -220,6 +225,23 @@ func TestDecide(t *testing.T) {
 				t.Errorf("remembered %q", f.remembered)
 			}
 		}},
+		{name: "a bare command in a group is addressed to the bot", set: Settings{Access: allow}, steps: []step{
+			{m: group("-100", "1", "/usage", false), want: pass()},
+			{m: group("-100", "1", "/usage@another_bot", false), want: drop(store.StateDone, "group message not addressed to the bot")},
+			{m: group("-100", "1", "/nosuchcommand", false), want: drop(store.StateDone, "group message not addressed to the bot")},
+		}, check: func(t *testing.T, f *fakes, _ *Stage) {
+			if !slices.Equal(f.remembered, []string{"/usage@another_bot", "/nosuchcommand"}) {
+				t.Errorf("remembered %q", f.remembered)
+			}
+		}},
+		{name: "a command from a sender who may not trigger is logged", set: Settings{Access: allow}, steps: []step{
+			{m: group("-100", "5", "/usage", false), want: drop(store.StateDone, "group message not addressed to the bot")},
+		}, check: func(t *testing.T, f *fakes, _ *Stage) {
+			if l := f.logs.String(); !strings.Contains(l, "a command in a group from a sender who may not trigger the agent there gets no answer") ||
+				!strings.Contains(l, "command=/usage") || !strings.Contains(l, "sender=tg:5") {
+				t.Errorf("log %q", l)
+			}
+		}},
 		{name: "pairing holds a stranger once", set: Settings{Access: pairing}, steps: []step{
 			{m: dm("5", "let me in"), want: Verdict{Kind: Hold, Text: "This bot does not know you yet. Your pairing code is PAIR5 (valid for 1 hour). Ask the owner to approve it: clawhost pairing approve PAIR5"}},
 			{m: dm("5", "hello?"), want: drop(store.StateDropped, "awaiting pairing approval")},
@@ -302,7 +324,7 @@ func TestDecide(t *testing.T) {
 			if c.ports != nil {
 				c.ports(f)
 			}
-			s := New(Options{Now: clk.Now, Pairing: f, Auditor: f, OwnerClaims: f, Approvals: f, Received: f, Commands: command.NewRegistry(command.Builtins),
+			s := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &f.logs, Level: hclog.Debug}), Now: clk.Now, Pairing: f, Auditor: f, OwnerClaims: f, Approvals: f, Received: f, Commands: command.NewRegistry(command.Builtins),
 				History: f, Observer: f, OnOwner: func(s string) { f.owners = append(f.owners, s) },
 				OnSteps: func(key, steps string) { f.steps = append(f.steps, key+" "+steps) }})
 			for i, st := range c.steps {

@@ -533,19 +533,38 @@ func typed(text string) (verdict, bool) {
 	return verdict{}, false
 }
 
-// askedIn reports whether the question was sent to m's chat (a.mu held).
+// askedIn reports whether the question was sent to m's chat (a.mu held):
+// the same chat, or — for a question addressed to a person (an owner's
+// direct chat, asked by their sender id) — that person writing in a
+// direct chat of the same instance. A platform may deliver a message
+// sent to a person's id in a chat with an id of its own (Slack: asked in
+// U…, delivered and pressed in the DM D…): the answer is matched to the
+// person the question went to, not to a spelling of their chat's id.
 func (qu *question) askedIn(m *message.Message) bool {
 	for _, s := range qu.asked {
-		if s.tgt.Instance == m.Instance && s.tgt.ChatID == m.ChatID && s.tgt.ThreadID == m.ThreadID {
+		if asks(s.tgt, m) {
 			return true
 		}
 	}
 	for _, t := range qu.targets {
-		if t.Instance == m.Instance && t.ChatID == m.ChatID && t.ThreadID == m.ThreadID {
+		if asks(t, m) {
 			return true
 		}
 	}
 	return false
+}
+
+// asks reports whether a question sent to t is answerable by m: m is in
+// t, or t is m's sender's direct chat addressed by their id and m comes
+// from that person's direct chat.
+func asks(t message.Target, m *message.Message) bool {
+	if t.Instance != m.Instance || t.ThreadID != m.ThreadID {
+		return false
+	}
+	if t.ChatID == m.ChatID {
+		return true
+	}
+	return m.ChatType == channel.ChatDirect && m.Sender.ID != "" && t.ChatID == m.Sender.ID
 }
 
 // may reports whether the sender of m may answer: an owner always; the

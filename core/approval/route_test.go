@@ -174,3 +174,63 @@ func TestAlwaysNeedsARule(t *testing.T) {
 		t.Errorf("outcome %+v", got)
 	}
 }
+
+// TestAnsweredFromTheOwnersDM: a question about another person's turn is
+// sent to the owner's id (Slack: U…), and the platform delivers it, and
+// the owner's press or typed answer, in a direct chat with an id of its
+// own (D…). The owner answers from there; the asker in their own direct
+// chat, the owner in a group, and a thread do not.
+func TestAnsweredFromTheOwnersDM(t *testing.T) {
+	t.Parallel()
+	in := func(chatID, sender, text string, ct channel.ChatType, button bool) func(id string) *message.Message {
+		return func(id string) *message.Message {
+			m := &message.Message{Instance: "sl", ChatType: ct, ChatID: chatID, From: "sl:" + sender,
+				Sender: channel.Sender{ID: sender, Name: sender}, Body: text}
+			if button {
+				m.Action = &channel.Action{ButtonID: id, MessageID: "m1"}
+			}
+			return m
+		}
+	}
+	tests := []struct {
+		name    string
+		msg     func(buttonID string) *message.Message
+		owner   bool
+		handled bool
+		reply   string
+		allowed bool
+	}{
+		{"owner's press in her DM", in("D0OLGA", "U0OLGA", "Allow", channel.ChatDirect, true), true, true, "", true},
+		{"owner's yes in her DM", in("D0OLGA", "U0OLGA", "yes", channel.ChatDirect, false), true, true, "", true},
+		{"owner's press in the chat asked in", in("U0OLGA", "U0OLGA", "Allow", channel.ChatDirect, true), true, true, "", true},
+		{"owner's press in a group", in("C0GEN", "U0OLGA", "Allow", channel.ChatGroup, true), true, true, "Only an owner can answer this question.", false},
+		{"owner's yes in a group", in("C0GEN", "U0OLGA", "yes", channel.ChatGroup, false), true, false, "", false},
+		{"asker's press in his DM", in("D0ANN", "U0ANN", "Allow", channel.ChatDirect, true), false, true, "Only an owner can answer this question.", false},
+		{"asker's yes in his DM", in("D0ANN", "U0ANN", "yes", channel.ChatDirect, false), false, false, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := newOut(true, true)
+			a := New(o, Config{OwnersOnly: true, Owners: []string{"sl:U0OLGA"}, DirectChats: map[string]bool{"sl": true}}, nil, nil)
+			res := ask(t, a, o, Question{Key: "s", Target: message.Target{Instance: "sl", ChatID: "C0GEN"}, Asker: "sl:U0ANN", AskerName: "Ann",
+				Request: request("Bash", map[string]any{"command": "id"})})
+			q := o.to("U0OLGA")
+			if len(q) != 1 || len(q[0].buttons) == 0 {
+				t.Fatalf("to the owner: %+v", q)
+			}
+			handled, reply := a.Answer(tt.msg(q[0].buttons[0][0].ID), tt.owner)
+			if handled != tt.handled || reply != tt.reply {
+				t.Errorf("answer: %v %q, want %v %q", handled, reply, tt.handled, tt.reply)
+			}
+			if !tt.allowed {
+				if open := a.Open(); len(open) != 1 || !a.Decide(open[0].ID, false, "test", "test") {
+					t.Fatalf("the question is not open after a refused answer: %+v", open)
+				}
+			}
+			if got := wait(t, res); got.Decision.Allow != tt.allowed {
+				t.Errorf("outcome %+v, want allowed %v", got, tt.allowed)
+			}
+		})
+	}
+}

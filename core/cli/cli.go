@@ -139,11 +139,13 @@ func commandTable() []command {
 			"Without starting the host: each agent's claude CLI (found, its version against the tested\n" +
 				"one, logged in — claude auth status — and answering one minimal real request), data_dir and the workspaces (there,\n" +
 				"writable, data_dir private), free disk, the database (opens and migrates; held by a running host\n" +
-				"is fine), each enabled plugin's binary and checksum, the admin endpoint's and web chats' ports\n" +
+				"is fine), each enabled plugin's binary, checksum and release (warned when it is another\n" +
+				"install.sh release's than clawhost's), the admin endpoint's and web chats' ports\n" +
 				"(free, or answering when clawhost runs), claude's sandbox and its boundary (user namespace,\n" +
 				"seccomp, Landlock), and memory for agent.max_warm warm claude processes.\n" +
 				"One line per check: ok, WARN or FAIL with what was found and what to do; -json for machines.\n" +
-				"Exit 0 when nothing fails, 1 otherwise (or when the file does not load), 2 on bad usage.", nil, doctorCommand},
+				"Exit 0 when nothing fails, 1 otherwise (or when the file does not load: -json then prints one\n" +
+				"failing check, configuration, with the file's errors), 2 on bad usage.", nil, doctorCommand},
 		{"reload", "[-config FILE]", "reload the running host's configuration file (as SIGHUP) and say what came of it",
 			"Goes through the running host's admin endpoint; the host reads clawhost.env beside the file again\n" +
 				"first. Prints \"applied\" and exactly the settings that changed (agent.model, access.owners,\n" +
@@ -245,11 +247,22 @@ func help(topic []string, stdout, stderr io.Writer) int {
 		if c.detail != "" {
 			fmt.Fprintf(stdout, "\n%s\n", c.detail)
 		}
+		if flags := ownFlags[c.name]; flags != nil {
+			fs := flags()
+			fmt.Fprintln(stdout, "\nFlags:")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+		}
 		fmt.Fprintln(stdout)
 	}
 	writeUsage(stdout)
 	return 0
 }
+
+// ownFlags are the flag sets of commands whose flags are many, by
+// command name: help lists every flag from the set the command parses,
+// so a new flag is never missing from it.
+var ownFlags = map[string]func() *flag.FlagSet{"init": func() *flag.FlagSet { fs, _ := initFlagSet(); return fs }}
 
 // lookup returns the command whose first word is cmd.
 func lookup(cmd string) (command, bool) {
@@ -427,8 +440,17 @@ func (inv invocation) host() hostAt { return hostAt{config: inv.config, admin: i
 
 // load reads the configuration, printing diagnostics; ok is false on errors.
 func load(path string, w io.Writer) (*config.Config, bool) {
-	if !loadEnv(path, w) {
-		return nil, false
+	cfg, _, ok := loadProblems(path, w)
+	return cfg, ok
+}
+
+// loadProblems is load that also returns why the file does not load, one
+// line per error ("file:line:col: summary: detail"), for a command that
+// reports it as JSON.
+func loadProblems(path string, w io.Writer) (*config.Config, []string, bool) {
+	if _, err := setup.LoadEnvFile(path, os.LookupEnv, os.Setenv); err != nil {
+		fmt.Fprintf(w, "clawhost: %v\n", err)
+		return nil, []string{err.Error()}, false
 	}
 	cfg, diags := config.Load(path)
 	if len(diags) > 0 {
@@ -438,7 +460,21 @@ func load(path string, w io.Writer) (*config.Config, bool) {
 		}
 		config.FormatDiagnostics(w, diags, files)
 	}
-	return cfg, cfg != nil && !diags.HasErrors()
+	var problems []string
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		line := d.Summary
+		if d.Detail != "" {
+			line += ": " + d.Detail
+		}
+		if d.Subject != nil {
+			line = fmt.Sprintf("%s:%d:%d: %s", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column, line)
+		}
+		problems = append(problems, line)
+	}
+	return cfg, problems, cfg != nil && !diags.HasErrors()
 }
 
 // setupCommands are the commands that set clawhost up on a machine: init
@@ -452,11 +488,7 @@ func setupCommands() []command {
 				"clawhost.env (the tokens, 0600) to $XDG_CONFIG_HOME/clawhost (~/.config/clawhost), with data_dir\n" +
 				"$XDG_STATE_HOME/clawhost (~/.local/state/clawhost), and prints a one-time owner code: send\n" +
 				"/owner CODE to the bot within 24 hours and you are its owner. An existing file is replaced only\n" +
-				"when you say so (-force without a terminal).\n\n" +
-				"Flags: -non-interactive (ask nothing), -telegram-token T, -discord-token T (or TELEGRAM_BOT_TOKEN,\n" +
-				"DISCORD_BOT_TOKEN), -whatsapp, -webchat, -workspace DIR, -config-dir DIR, -data-dir DIR, -force,\n" +
-				"-plugin-dir DIR, -claude PATH, -admin-listen ADDR, -webchat-listen ADDR, -telegram-api FORMAT,\n" +
-				"-discord-api URL (a fake platform's address; also CLAWHOST_TELEGRAM_API, CLAWHOST_DISCORD_API).\n" +
+				"when you say so (-force without a terminal). The flags, below, set what it would ask.\n" +
 				"Exit 0 when written, 1 on a refused token or an existing file, 2 on bad usage.", nil, initCommand},
 		{"service install", "[-config FILE] [-user|-system] [-run-as USER] [-dir DIR] [-no-start] [-force]", "run clawhost as a service: a systemd unit (Linux) or launchd agent (macOS)",
 			"Writes a systemd unit running `clawhost run -config FILE` (FILE made absolute; without -config\n" +

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/clawhost/clawhost/core/doctor"
@@ -35,9 +36,18 @@ func doctorCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "clawhost doctor: unexpected argument %q\n%s\n", fs.Arg(0), doctorUsage)
 		return 2
 	}
-	cfg, ok := load(*cfgPath, stderr)
+	cfg, problems, ok := loadProblems(*cfgPath, stderr)
 	if !ok {
 		fmt.Fprintln(stderr, "clawhost doctor: the configuration does not load; fix it first (clawhost validate)")
+		if *asJSON {
+			// The file's errors as a failing check, so a machine reading
+			// stdout learns why like any other failure.
+			if len(problems) == 0 {
+				problems = []string{"the configuration does not load"}
+			}
+			writeChecks(stdout, stderr, []doctor.Check{{Name: "configuration", Verdict: doctor.VerdictFail,
+				Found: strings.Join(problems, "\n"), Do: "fix the file: clawhost validate -config " + *cfgPath}})
+		}
 		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -50,10 +60,7 @@ func doctorCommand(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(checks); err != nil {
-			fmt.Fprintf(stderr, "clawhost doctor: %v\n", err)
+		if !writeChecks(stdout, stderr, checks) {
 			return 1
 		}
 	} else {
@@ -74,4 +81,15 @@ func doctorCommand(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// writeChecks prints checks as JSON; false when it could not.
+func writeChecks(stdout, stderr io.Writer, checks []doctor.Check) bool {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(checks); err != nil {
+		fmt.Fprintf(stderr, "clawhost doctor: %v\n", err)
+		return false
+	}
+	return true
 }

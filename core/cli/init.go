@@ -31,15 +31,21 @@ import (
 
 const initUsage = "usage: clawhost init [-non-interactive] [-telegram-token T] [-discord-token T] [-whatsapp [-whatsapp-link] [-whatsapp-personal]] [-webchat] [-anthropic-key K | -claude-token T] [-set source.attribute=value]... [-workspace DIR] [-config-dir DIR] [-data-dir DIR] [-force]"
 
-// initCommand is `clawhost init`: setup.Run with the flags, on the
-// process's terminal.
-func initCommand(args []string, stdout, stderr io.Writer) int {
+// initFlags are init's flags once parsed.
+type initFlags struct {
+	p                           setup.Plan
+	nonInteractive, force, link *bool
+	linkTimeout                 *time.Duration
+}
+
+// initFlagSet is init's flag set: initCommand parses it, and help lists it
+// (every flag, so none is left out of `clawhost init -h`).
+func initFlagSet() (*flag.FlagSet, *initFlags) {
 	fs := flag.NewFlagSet("clawhost init", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {}
-	var p setup.Plan
-	nonInteractive := fs.Bool("non-interactive", false, "ask nothing: the flags and the environment say everything")
-	force := fs.Bool("force", false, "replace an existing config.hcl and clawhost.env")
+	f := &initFlags{}
+	p := &f.p
+	f.nonInteractive = fs.Bool("non-interactive", false, "ask nothing: the flags and the environment say everything")
+	f.force = fs.Bool("force", false, "replace an existing config.hcl and clawhost.env")
 	fs.StringVar(&p.TelegramToken, "telegram-token", "", "Telegram bot token (or TELEGRAM_BOT_TOKEN)")
 	fs.StringVar(&p.DiscordToken, "discord-token", "", "Discord bot token (or DISCORD_BOT_TOKEN)")
 	fs.BoolVar(&p.WhatsApp, "whatsapp", false, "set up WhatsApp (linked with a QR code at the first run)")
@@ -51,10 +57,10 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&p.Claude, "claude", "", "the claude CLI (default: found in PATH)")
 	fs.StringVar(&p.AdminListen, "admin-listen", "", "the status page's address (default 127.0.0.1:8791)")
 	fs.StringVar(&p.WebChatListen, "webchat-listen", "", "the web chat's address (default 127.0.0.1:8790)")
-	fs.StringVar(&p.TelegramAPI, "telegram-api", os.Getenv("CLAWHOST_TELEGRAM_API"), "Telegram Bot API endpoint, a format with two %s (token, method); a test's fake")
-	fs.StringVar(&p.DiscordAPI, "discord-api", os.Getenv("CLAWHOST_DISCORD_API"), "Discord API base URL; a test's fake")
-	fs.StringVar(&p.WhatsAppServer, "whatsapp-server", os.Getenv("CLAWHOST_WHATSAPP_SERVER"), "host:port of a fake WhatsApp server on loopback (the plugin's server_address); a test's fake")
-	fs.StringVar(&p.WhatsAppRootKey, "whatsapp-root-key", os.Getenv("CLAWHOST_WHATSAPP_ROOT_KEY"), "the fake WhatsApp server's root key, hex (server_root_key)")
+	fs.StringVar(&p.TelegramAPI, "telegram-api", os.Getenv("CLAWHOST_TELEGRAM_API"), "Telegram Bot API endpoint, a format with two %s (token, method); a test's fake (or CLAWHOST_TELEGRAM_API)")
+	fs.StringVar(&p.DiscordAPI, "discord-api", os.Getenv("CLAWHOST_DISCORD_API"), "Discord API base URL; a test's fake (or CLAWHOST_DISCORD_API)")
+	fs.StringVar(&p.WhatsAppServer, "whatsapp-server", os.Getenv("CLAWHOST_WHATSAPP_SERVER"), "host:port of a fake WhatsApp server on loopback (the plugin's server_address); a test's fake (or CLAWHOST_WHATSAPP_SERVER)")
+	fs.StringVar(&p.WhatsAppRootKey, "whatsapp-root-key", os.Getenv("CLAWHOST_WHATSAPP_ROOT_KEY"), "the fake WhatsApp server's root key, hex (server_root_key; or CLAWHOST_WHATSAPP_ROOT_KEY)")
 	fs.BoolVar(&p.WhatsAppPersonal, "whatsapp-personal", false, "with -whatsapp: the number is your own; the bot answers only in \"Message yourself\" (self_chat, only_self_chat)")
 	fs.StringVar(&p.AnthropicKey, "anthropic-key", "", "the bot's Anthropic API key, checked with one request and written to clawhost.env")
 	fs.StringVar(&p.ClaudeToken, "claude-token", "", "the bot's Claude subscription token (from claude setup-token), written to clawhost.env")
@@ -62,8 +68,18 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 	fs.Func("set", "source.attribute=value: a setting of a channel plugin init sets up from its schema (e.g. slack.reply_in_thread=true), written and not asked; repeatable", func(s string) error {
 		return setup.ParsePreset(p.Presets, s)
 	})
-	link := fs.Bool("whatsapp-link", false, "with -non-interactive -whatsapp: link WhatsApp now, the QR code drawn in this terminal (an interactive init always does)")
-	linkTimeout := fs.Duration("link-timeout", setup.DefaultLinkTimeout, "how long to wait for a phone to link WhatsApp")
+	f.link = fs.Bool("whatsapp-link", false, "with -non-interactive -whatsapp: link WhatsApp now, the QR code drawn in this terminal (an interactive init always does)")
+	f.linkTimeout = fs.Duration("link-timeout", setup.DefaultLinkTimeout, "how long to wait for a phone to link WhatsApp")
+	return fs, f
+}
+
+// initCommand is `clawhost init`: setup.Run with the flags, on the
+// process's terminal.
+func initCommand(args []string, stdout, stderr io.Writer) int {
+	fs, f := initFlagSet()
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	p, nonInteractive, force, link, linkTimeout := &f.p, f.nonInteractive, f.force, f.link, f.linkTimeout
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return help([]string{"init"}, stdout, stderr)
@@ -75,7 +91,7 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "clawhost init: unexpected argument %q\n%s\n", fs.Arg(0), initUsage)
 		return 2
 	}
-	o := setup.Options{Plan: p, Interactive: !*nonInteractive, Force: *force, In: os.Stdin, Out: stdout,
+	o := setup.Options{Plan: *p, Interactive: !*nonInteractive, Force: *force, In: os.Stdin, Out: stdout,
 		LinkWhatsApp: !*nonInteractive || *link, RunPlugin: runPluginAlone(stderr), Linked: whatsAppLinked(stderr), Probe: probeBlock, Catalog: channelCatalog, LinkTimeout: *linkTimeout,
 		CheckClaude: checkClaude, RunClaude: runClaudeInTerminal}
 	if *nonInteractive && *link && (!p.WhatsApp || !termecho.IsTerminal(int(os.Stdout.Fd()))) {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
+	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/sandboxreach"
 	"github.com/clawhost/clawhost/core/service"
@@ -255,6 +256,11 @@ func serviceUnit(f serviceFlags, env serviceEnv, scope service.Scope, stdout, st
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost service: this program's path: %v\n", err)
 		return service.Unit{}, nil, false
+	}
+	if real, err := filepath.EvalSymlinks(bin); err == nil {
+		// Through install.sh's link to the current release: an upgrade
+		// then starts the new clawhost.
+		bin = filepath.Join(installpath.Current(filepath.Dir(real)), filepath.Base(real))
 	}
 	var programs []string
 	for _, a := range cfg.AllAgents() {

@@ -86,7 +86,8 @@ type Access struct {
 	GroupRules []*GroupRule `hcl:"group,block"`
 
 	// RequireMention makes the agent answer in groups only when mentioned,
-	// replied to, or addressed with a trigger word (require_mention).
+	// replied to, or addressed with a trigger word (require_mention); one
+	// of the bot's commands (/usage) is addressed to it without a mention.
 	// Default true.
 	RequireMention bool `hcl:"require_mention,optional"`
 

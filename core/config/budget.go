@@ -49,8 +49,10 @@ type Budget struct {
 }
 
 // Price is a price "<model>" {} block: US dollars per million tokens of
-// the model. Unset output and cache prices follow Anthropic's list
-// structure: output 5 × input, cache reads 0.1 ×, cache writes 1.25 ×.
+// the model. Unset output and cache prices follow the input price in the
+// proportions claude charges the model at (claude-opus-5-5: output 5 ×
+// input, cache reads 0.05 ×, cache writes 1.25 ×), else Anthropic's list
+// structure: output 5 ×, cache reads 0.1 ×, cache writes 1.25 ×.
 type Price struct {
 	// Model is the model's name as claude reports it ("claude-opus-5-5").
 	Model string `hcl:"model,label"`
@@ -64,23 +66,6 @@ type Price struct {
 	// CacheWrite is the price of a million tokens written to the prompt
 	// cache (cache_write).
 	CacheWrite float64 `hcl:"cache_write,optional"`
-}
-
-// PerMTok is p with its unset prices filled in from Input (the list
-// structure): input, output, cache read, cache write, US dollars per
-// million tokens.
-func (p *Price) PerMTok() (input, output, cacheRead, cacheWrite float64) {
-	input, output, cacheRead, cacheWrite = p.Input, p.Output, p.CacheRead, p.CacheWrite
-	if output == 0 {
-		output = 5 * input
-	}
-	if cacheRead == 0 {
-		cacheRead = input / 10
-	}
-	if cacheWrite == 0 {
-		cacheWrite = 1.25 * input
-	}
-	return
 }
 
 // Warn is WarnAt as a fraction of the budget (DefaultWarnAt when unset or

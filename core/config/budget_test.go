@@ -91,8 +91,8 @@ agent "ops" {
 	}
 }
 
-// TestBudgetPrices: price blocks of the top-level budget, the unset
-// prices filled in by the list structure; a price of 0 or below, a model
+// TestBudgetPrices: price blocks of the top-level budget, as set (the
+// unset prices are filled in by core/usage.Complete); a price of 0 or below, a model
 // priced twice and a price in an agent's budget are refused at their
 // lines.
 func TestBudgetPrices(t *testing.T) {
@@ -110,11 +110,11 @@ budget {
 	if len(cfg.Budget.Prices) != 2 {
 		t.Fatalf("prices %+v", cfg.Budget.Prices)
 	}
-	if in, out, cr, cw := cfg.Budget.Prices[0].PerMTok(); in != 4 || out != 20 || cr != 0.4 || cw != 5 {
-		t.Errorf("claude-opus-5-5: %v %v %v %v, want 4 20 0.4 5", in, out, cr, cw)
+	if p := cfg.Budget.Prices[0]; p.Model != "claude-opus-5-5" || p.Input != 4 || p.Output != 0 {
+		t.Errorf("claude-opus-5-5: %+v, want input 4 and nothing else set", p)
 	}
-	if in, out, _, _ := cfg.Budget.Prices[1].PerMTok(); in != 2 || out != 8 {
-		t.Errorf("custom: %v %v, want 2 8", in, out)
+	if p := cfg.Budget.Prices[1]; p.Input != 2 || p.Output != 8 {
+		t.Errorf("custom: %+v, want 2 8", p)
 	}
 	_, diags := parse([]byte(`plugin "tg" { source = "telegram" }
 budget {

@@ -57,7 +57,7 @@ type Check struct {
 // against the tested one, logged in — `claude auth status` — and answering:
 // one minimal real request, doctorRequest), data_dir and the workspaces (there, writable), free disk,
 // the database (opens and migrates; a running host holding it is fine),
-// the plugin binaries and their checksums, each plugin's live checks
+// the plugin binaries, their checksums and releases, each plugin's live checks
 // (doctorChannels: a channel's credentials with its platform), the admin
 // endpoint's and the web chat's ports, claude's sandbox (bubblewrap, and
 // whether the host would refuse to start without it; where it works, each
@@ -220,14 +220,20 @@ func doctorDatabase(ctx context.Context, cfg *config.Config, _ *pluginhost.Super
 	return out
 }
 
-// doctorBinaries checks the enabled plugins' binaries and checksums.
+// doctorBinaries checks the enabled plugins' binaries and checksums, and
+// that none is of another installed release than this clawhost.
 func doctorBinaries(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
 	var out []Check
 	add := func(name, verdict, found, do string) {
 		out = append(out, Check{Name: name, Verdict: verdict, Found: found, Do: do})
 	}
+	self, _ := os.Executable()
 	for _, p := range cfg.EnabledPlugins() {
 		name := fmt.Sprintf("plugin %q", p.Name)
+		if c, ok := otherRelease(self, p.Path); ok {
+			c.Name = name
+			out = append(out, c)
+		}
 		f, err := os.Open(p.Path)
 		if err != nil {
 			add(name, VerdictFail, p.Path+": "+err.Error(), "make build (or set path) for "+p.Source)
@@ -249,6 +255,24 @@ func doctorBinaries(_ context.Context, cfg *config.Config, _ *pluginhost.Supervi
 		}
 	}
 	return out
+}
+
+// otherRelease is a warning when the plugin binary at plugin is in
+// another install.sh release directory than the clawhost at self (an
+// upgrade left plugin_dir naming the old release): a plugin is built
+// with its release's host and protocol in mind.
+func otherRelease(self, plugin string) (Check, bool) {
+	mine, theirs, other := installpath.OtherRelease(self, plugin)
+	if !other {
+		return Check{}, false
+	}
+	dir := filepath.Dir(self)
+	if real, err := filepath.EvalSymlinks(self); err == nil {
+		dir = filepath.Dir(real)
+	}
+	return Check{Verdict: VerdictWarn,
+		Found: fmt.Sprintf("%s is clawhost %s's plugin; this clawhost is %s", plugin, theirs, mine),
+		Do:    fmt.Sprintf("use this release's plugins: plugin_dir = %q (or the plugin's path), then restart", installpath.Current(dir))}, true
 }
 
 // doctorPorts checks the addresses the host binds.

@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/core/config/configtest"
 	"github.com/clawhost/clawhost/core/internal/boundary"
 	"github.com/clawhost/clawhost/core/internal/procmem"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const (
@@ -186,5 +187,46 @@ func TestCheckers(t *testing.T) {
 	}
 	if len(notInHost) != 1 || notInHost[0] != "database" {
 		t.Errorf("left out of the host's run: %q, want only the database", notInHost)
+	}
+}
+
+// TestOtherRelease: a plugin in another install.sh release directory than
+// clawhost is warned about, with the plugin_dir to use; one of the same
+// release (also through the current-release link), or outside release
+// directories, is not.
+func TestOtherRelease(t *testing.T) {
+	t.Parallel()
+	lib := t.TempDir()
+	for _, f := range []string{"clawhost-0.1.0/clawhost-webchat", "clawhost-0.2.0/clawhost", "clawhost-0.2.0/clawhost-webchat", "bin/clawhost", "bin/clawhost-webchat"} {
+		p := filepath.Join(lib, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sdktest.WriteExecutable(t, p, nil, 0o755)
+	}
+	if err := os.Symlink("clawhost-0.2.0", filepath.Join(lib, "clawhost")); err != nil {
+		t.Fatal(err)
+	}
+	at := func(f string) string { return filepath.Join(lib, f) }
+	for _, c := range []struct {
+		name, self, plugin string
+		warn               bool
+	}{
+		{"an older release's plugin", at("clawhost-0.2.0/clawhost"), at("clawhost-0.1.0/clawhost-webchat"), true},
+		{"through the link, an older plugin", at("clawhost/clawhost"), at("clawhost-0.1.0/clawhost-webchat"), true},
+		{"the same release", at("clawhost-0.2.0/clawhost"), at("clawhost-0.2.0/clawhost-webchat"), false},
+		{"the same release through the link", at("clawhost-0.2.0/clawhost"), at("clawhost/clawhost-webchat"), false},
+		{"a build's bin/", at("bin/clawhost"), at("clawhost-0.1.0/clawhost-webchat"), false},
+		{"a plugin outside releases", at("clawhost-0.2.0/clawhost"), at("bin/clawhost-webchat"), false},
+	} {
+		got, warn := otherRelease(c.self, c.plugin)
+		if warn != c.warn {
+			t.Errorf("%s: warned %v (%+v), want %v", c.name, warn, got, c.warn)
+			continue
+		}
+		if warn && (got.Verdict != VerdictWarn || !strings.Contains(got.Found, "is clawhost 0.1.0's plugin; this clawhost is 0.2.0") ||
+			!strings.Contains(got.Do, `plugin_dir = "`+at("clawhost")+`"`)) {
+			t.Errorf("%s: %+v", c.name, got)
+		}
 	}
 }

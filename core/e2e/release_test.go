@@ -113,7 +113,7 @@ func TestReleaseArchive(t *testing.T) {
 	root := t.TempDir()
 	names := untar(t, first, filepath.Join(root, "opt"))
 	top := strings.TrimSuffix(filepath.Base(first), ".tar.gz")
-	for _, want := range []string{"clawhost", "clawhost-webchat", "clawhost-telegram", "clawhost-discord", "clawhost-whatsapp", "LICENSE", "README.md", "CHANGELOG.md", "config.hcl", "clawhost.binpb"} {
+	for _, want := range []string{"clawhost", "clawhost-webchat", "clawhost-telegram", "clawhost-discord", "clawhost-whatsapp", "LICENSE", "README.md", "CHANGELOG.md", "config.hcl", "clawhost.binpb", "docs/install.md", "docs/slack.md"} {
 		if !strings.Contains(strings.Join(names, "\n")+"\n", top+"/"+want+"\n") {
 			t.Errorf("the archive lacks %s: %q", want, names)
 		}

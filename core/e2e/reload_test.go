@@ -58,6 +58,11 @@ func TestReloadReachesWarmClaude(t *testing.T) {
 	if !waitLog(ctx, h.log.String, "configuration reloaded") {
 		t.Fatalf("no reload in the log:\n%s", h.log.String())
 	}
+	for _, l := range strings.Split(h.log.String(), "\n") {
+		if strings.Contains(l, "configuration reloaded") && !strings.Contains(l, "agent.model") {
+			t.Errorf("the SIGHUP's log line does not name agent.model among the changes: %s", l)
+		}
+	}
 
 	h.fake.Enqueue(anthropictest.Reply{Text: "second answer"})
 	h.post("u1", "again")

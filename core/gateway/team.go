@@ -116,8 +116,7 @@ func pricesOf(r budget.Rules) map[string]usage.Price {
 	}
 	out := make(map[string]usage.Price, len(r.Top.Prices))
 	for _, p := range r.Top.Prices {
-		in, o, cr, cw := p.PerMTok()
-		out[p.Model] = usage.Price{Input: in, Output: o, CacheRead: cr, CacheWrite: cw}
+		out[p.Model] = usage.Complete(p.Model, usage.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite})
 	}
 	return out
 }

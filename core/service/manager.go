@@ -119,6 +119,7 @@ func (m *Manager) Install(ctx context.Context, u Unit, opts InstallOptions) erro
 	if opts.NoStart {
 		fmt.Fprintln(m.Out, "Not started (-no-start). To start it:")
 		printSteps(m.Out, steps)
+		m.lingerHint()
 		return nil
 	}
 	if err := m.runSteps(ctx, steps); err != nil {
@@ -192,6 +193,12 @@ func (m *Manager) run(ctx context.Context, argv []string) error {
 // outlives the login session.
 func (m *Manager) afterInstall() {
 	fmt.Fprintf(m.Out, "\nclawhost runs as a service. Its log: %s\n", m.logsCommand())
+	m.lingerHint()
+}
+
+// lingerHint says, for a user unit, how it outlives the login session:
+// after an install, and after one that wrote the unit without starting it.
+func (m *Manager) lingerHint() {
 	if !m.launchd() && m.Scope == ScopeUser {
 		fmt.Fprintln(m.Out, "A user unit stops when you log out; `loginctl enable-linger $USER` keeps it running")
 		fmt.Fprintln(m.Out, "(and starts it at boot).")

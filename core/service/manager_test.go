@@ -276,3 +276,23 @@ func TestLaunchd(t *testing.T) {
 		t.Error("a system service on macOS was accepted")
 	}
 }
+
+// TestNoStartSaysLinger: a user unit written without starting it
+// (-no-start) is told, as an installed one is, that it stops at logout
+// unless lingering is on; a system unit is not.
+func TestNoStartSaysLinger(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		scope Scope
+		unit  string
+		want  bool
+	}{{ScopeUser, "user.service", true}, {ScopeSystem, "system.service", false}} {
+		m, _, out := newManager(t, "linux", c.scope, nil, SystemUser)
+		if err := m.Install(context.Background(), units[c.unit], InstallOptions{NoStart: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(out.String(), "loginctl enable-linger $USER"); got != c.want {
+			t.Errorf("%s unit -no-start: says linger %v, want %v:\n%s", c.scope, got, c.want, out)
+		}
+	}
+}

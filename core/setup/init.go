@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,6 +67,9 @@ type Options struct {
 	CheckClaude ClaudeCheck
 	// RunClaude runs claude in the terminal (claude setup-token, for a subscription).
 	RunClaude ClaudeCommand
+	// Listen opens a listener (nil: net.Listen): init checks with it that
+	// the status page's and the web chat's addresses are free.
+	Listen func(network, addr string) (net.Listener, error)
 }
 
 // Channel names init offers, as typed at its prompt.
@@ -153,6 +158,47 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	return Result{Files: files, Plan: p, OwnerCode: code, WhatsAppLinked: linked}, nil
 }
 
+// address is the address given (a flag), said when it is in use; else
+// def when it is free, or the first free port of the next 20, said (init
+// would otherwise write an address clawhost cannot listen on); def when
+// none is.
+func (s *session) address(given, def, what, flag string) string {
+	listen := s.o.Listen
+	if listen == nil {
+		listen = net.Listen
+	}
+	free := func(addr string) bool {
+		l, err := listen("tcp", addr)
+		if err != nil {
+			return false
+		}
+		l.Close()
+		return true
+	}
+	if given != "" {
+		if !free(given) {
+			s.say("Note: %s is in use now; %s will not open there while it is (%s).\n", given, what, flag)
+		}
+		return given
+	}
+	host, port, err := net.SplitHostPort(def)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil {
+		return def
+	}
+	for i := range 21 {
+		addr := net.JoinHostPort(host, strconv.Itoa(n+i))
+		if free(addr) {
+			if i > 0 {
+				s.say("Note: %s is in use (another clawhost?): %s will be at %s (%s chooses another).\n", def, what, addr, flag)
+			}
+			return addr
+		}
+	}
+	s.say("Note: %s and the 20 ports after it are in use: %s will not open there (%s chooses another).\n", def, what, flag)
+	return def
+}
+
 // sayBubblewrap tells how to install bubblewrap, claude's sandbox, when
 // it is not in PATH: without it the host refuses to start while anyone
 // besides the owners can reach the agent, which pairing on a chat
@@ -184,13 +230,16 @@ func (s *session) complete(ctx context.Context) (Plan, error) {
 	p.DataDir = absOr(p.DataDir, DataDir(o.Getenv))
 	p.TelegramAPI = cmp.Or(p.TelegramAPI, TelegramAPI)
 	p.DiscordAPI = cmp.Or(p.DiscordAPI, DiscordAPI)
-	p.WebChatListen = cmp.Or(p.WebChatListen, "127.0.0.1:8790")
-	p.AdminListen = cmp.Or(p.AdminListen, "127.0.0.1:8791")
+	p.WebChatListen = s.address(p.WebChatListen, "127.0.0.1:8790", "the web chat", "-webchat-listen")
+	p.AdminListen = s.address(p.AdminListen, "127.0.0.1:8791", "the status page", "-admin-listen")
 	if p.PluginDir == "" {
 		// Where the host looks when plugin_dir is unset.
 		if p.PluginDir = installpath.ExecutableDir(); p.PluginDir == "" {
 			return p, errors.New("init: find the plugins beside clawhost: the system does not say where clawhost is")
 		}
+		// Through install.sh's link to the current release, so an
+		// upgrade moves plugin_dir to the new release's plugins.
+		p.PluginDir = installpath.Current(p.PluginDir)
 	}
 	if p.Claude == "" {
 		p.Claude = findClaude(o.Getenv)

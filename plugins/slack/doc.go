@@ -24,7 +24,8 @@
 // as chat id; channels and group DMs are ChatGroup; a thread reply has the
 // thread's ts as ThreadID, so each thread is its own session. A message
 // mentions the bot when it names it (<@U…>, or an app_mention event) or
-// is written in a thread the bot answered in; Slack's control sequences
+// is written in a thread the bot answered in (kept in the data directory,
+// bounded: threads.go); Slack's control sequences
 // become readable text (@name, #channel, "label (url)"), and CommandText
 // drops the bot's mention. Bots', the bot's own, edited, deleted and
 // system messages are not delivered. Shared files are Media whose Ref is

@@ -46,6 +46,13 @@ type testAdapter struct {
 // newAdapter configures an adapter against srv with extra attributes.
 func newAdapter(t *testing.T, srv *slacktest.Server, extra map[string]any) *testAdapter {
 	t.Helper()
+	return newAdapterIn(t, srv, t.TempDir(), extra)
+}
+
+// newAdapterIn is newAdapter with the data directory dir (a restart
+// configures a new adapter in the same one).
+func newAdapterIn(t *testing.T, srv *slacktest.Server, dir string, extra map[string]any) *testAdapter {
+	t.Helper()
 	logs := &sdktest.Log{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg := map[string]any{"bot_token": testBotToken, "app_token": testAppToken, "api_endpoint": srv.Endpoint()}
@@ -59,7 +66,7 @@ func newAdapter(t *testing.T, srv *slacktest.Server, extra map[string]any) *test
 	reports := &sdktest.Statuses{}
 	a := New()
 	a.ackWait = 500 * time.Millisecond
-	if err := a.Configure(context.Background(), schema.Config{Instance: "sl", JSON: b, Logger: log, DataDir: t.TempDir(), Status: reports}); err != nil {
+	if err := a.Configure(context.Background(), schema.Config{Instance: "sl", JSON: b, Logger: log, DataDir: dir, Status: reports}); err != nil {
 		t.Fatalf("configure: %v", err)
 	}
 	t.Cleanup(func() {

@@ -196,46 +196,6 @@ func (a *Adapter) plainText(ctx context.Context, s string, me *identity, command
 	return out
 }
 
-// threads remembers the threads the bot posted in (bounded), so replies
-// there need no mention.
-type threads struct {
-	mu    sync.Mutex
-	m     map[string]time.Time
-	order []string
-}
-
-const maxThreads = 4096
-
-func (a *Adapter) noteThread(chatID, threadTS string) {
-	if threadTS == "" {
-		return
-	}
-	t := &a.threads
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m == nil {
-		t.m = map[string]time.Time{}
-	}
-	k := chatID + ":" + threadTS
-	if _, ok := t.m[k]; ok {
-		return
-	}
-	t.m[k] = time.Now()
-	t.order = append(t.order, k)
-	if len(t.order) > maxThreads {
-		delete(t.m, t.order[0])
-		t.order = t.order[1:]
-	}
-}
-
-func (a *Adapter) inThread(chatID, threadTS string) bool {
-	t := &a.threads
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, ok := t.m[chatID+":"+threadTS]
-	return ok
-}
-
 // onInteraction handles an interaction: a press of one of the host's
 // buttons (block_actions) becomes an InboundMessage — MessageID
 // "act:<action_ts>", the button's label as text, the presser as sender,

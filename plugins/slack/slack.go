@@ -81,7 +81,7 @@ type Adapter struct {
 	retry   chan struct{} // the operator asked to reconnect after a fatal error
 
 	me      atomic.Pointer[identity]
-	threads threads   // threads the bot posted in
+	threads threads   // threads the bot posted in (threads.go)
 	users   nameCache // user id → display name
 	chans   nameCache // channel id → name
 
@@ -139,6 +139,9 @@ func (a *Adapter) Configure(_ context.Context, cfg schema.Config) error {
 	}
 	a.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	a.api = newClient(c, a.http)
+	if err := a.threads.open(cfg.DataDir); err != nil {
+		a.log.Warn("the threads the bot answered in before this start are forgotten: their replies need a mention", "err", err)
+	}
 	return nil
 }
 

@@ -24,7 +24,8 @@ type file struct {
 
 // writeArchive writes a gzipped tar of files under the directory top to w,
 // the same bytes for the same inputs: the top directory first, then the
-// files sorted by name; every entry owned by 0:0 with no user or group
+// files sorted by name, each subdirectory's entry before its first file;
+// every entry owned by 0:0 with no user or group
 // name, dated mtime, with the mode given (0755 for the directory); the
 // gzip header has no name and no time.
 func writeArchive(w io.Writer, top string, files []file, mtime time.Time) error {
@@ -41,7 +42,17 @@ func writeArchive(w io.Writer, top string, files []file, mtime time.Time) error 
 	}
 	sorted := slices.Clone(files)
 	slices.SortFunc(sorted, func(a, b file) int { return strings.Compare(a.name, b.name) })
+	dirs := map[string]bool{}
 	for _, f := range sorted {
+		// A file in a directory (docs/…) follows that directory's entry.
+		for i, c := range f.name {
+			if d := f.name[:i+1]; c == '/' && !dirs[d] {
+				dirs[d] = true
+				if err := tw.WriteHeader(hdr(top+"/"+d, 0o755, 0, tar.TypeDir)); err != nil {
+					return err
+				}
+			}
+		}
 		if err := addFile(tw, hdr, top, f); err != nil {
 			return err
 		}

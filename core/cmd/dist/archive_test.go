@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,9 +21,12 @@ func TestArchiveIsDeterministic(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	var files []file
-	for i, n := range []string{"clawhost", "README.md", "clawhost-webchat", "LICENSE"} {
-		p := filepath.Join(dir, n)
-		if err := os.WriteFile(p, []byte("content of "+n), 0o600); err != nil {
+	for i, n := range []string{"clawhost", "README.md", "docs/releases/v0.9.0.md", "clawhost-webchat", "docs/install.md", "LICENSE"} {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("content of "+filepath.Base(n)), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		mode := int64(0o644)
@@ -40,7 +44,8 @@ func TestArchiveIsDeterministic(t *testing.T) {
 	if err := writeArchive(&a, "clawhost_0.9.0_linux_amd64", files, commit); err != nil {
 		t.Fatal(err)
 	}
-	reversed := []file{files[3], files[2], files[1], files[0]}
+	reversed := slices.Clone(files)
+	slices.Reverse(reversed)
 	if err := os.Chtimes(files[0].src, time.Now(), time.Now().Add(-48*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +91,9 @@ func TestArchiveIsDeterministic(t *testing.T) {
 		}
 	}
 	want := "clawhost_0.9.0_linux_amd64/ clawhost_0.9.0_linux_amd64/LICENSE clawhost_0.9.0_linux_amd64/README.md " +
-		"clawhost_0.9.0_linux_amd64/clawhost clawhost_0.9.0_linux_amd64/clawhost-webchat"
+		"clawhost_0.9.0_linux_amd64/clawhost clawhost_0.9.0_linux_amd64/clawhost-webchat " +
+		"clawhost_0.9.0_linux_amd64/docs/ clawhost_0.9.0_linux_amd64/docs/install.md " +
+		"clawhost_0.9.0_linux_amd64/docs/releases/ clawhost_0.9.0_linux_amd64/docs/releases/v0.9.0.md"
 	if strings.Join(got, " ") != want {
 		t.Errorf("entries %q\nwant    %q", strings.Join(got, " "), want)
 	}
@@ -123,5 +130,28 @@ func TestBadPlatform(t *testing.T) {
 	var stderr bytes.Buffer
 	if code := run(t.Context(), []string{"-C", "../../..", "-out", t.TempDir(), "-platforms", "linux"}, io.Discard, &stderr); code != 2 {
 		t.Fatalf("exit %d, %s", code, stderr.String())
+	}
+}
+
+// TestDocFiles: the archive's documentation is every page under docs/ of
+// the checkout (the release notes too), by the path README's links use.
+func TestDocFiles(t *testing.T) {
+	t.Parallel()
+	got, err := docFiles("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"docs/index.md", "docs/install.md", "docs/slack.md", "docs/releases/v0.1.0.md"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("%s is not among %q", want, got)
+		}
+	}
+	for _, p := range got {
+		if !strings.HasPrefix(p, "docs/") || !strings.HasSuffix(p, ".md") {
+			t.Errorf("%s is not a page of docs/", p)
+		}
+	}
+	if !slices.IsSorted(got) {
+		t.Errorf("not sorted: %q", got)
 	}
 }

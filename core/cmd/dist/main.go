@@ -1,8 +1,8 @@
 // Command dist builds clawhost's release archives (make dist): for each
 // platform, the host and the first-party plugins (plugins/*/cmd/clawhost-*)
 // as static binaries (on Linux also clawhost-sandbox, the recycled
-// sandboxes' helper), packed with LICENSE, README.md, CHANGELOG.md and the
-// annotated config.hcl (and clawhost.binpb, the protocol's descriptor set
+// sandboxes' helper), packed with LICENSE, README.md, CHANGELOG.md, the
+// documentation (docs/) and the annotated config.hcl (and clawhost.binpb, the protocol's descriptor set
 // for plugin authors) into dist/clawhost_<version>_<os>_<arch>.tar.gz, and
 // dist/SHA256SUMS over the archives.
 //
@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -34,8 +35,35 @@ import (
 var platforms = []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64"}
 
 // docs are the files of the checkout each archive carries, beside the
-// binaries.
+// binaries; the documentation (docsDir's *.md, at any depth) goes with
+// them, under docs/.
 var docs = []string{"LICENSE", "README.md", "CHANGELOG.md", "config.hcl"}
+
+// docsDir is the documentation's directory in the checkout and in the
+// archive.
+const docsDir = "docs"
+
+// docFiles are the documentation's pages in repo, as archive paths
+// ("docs/install.md"), sorted.
+func docFiles(repo string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(filepath.Join(repo, docsDir), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(d.Name(), ".md") {
+			return err
+		}
+		rel, err := filepath.Rel(repo, path)
+		if err != nil {
+			return err
+		}
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find the documentation: %w", err)
+	}
+	slices.Sort(out)
+	return out, nil
+}
 
 // DescriptorFile is the archive's copy of `clawhost plugin descriptor`.
 const DescriptorFile = "clawhost.binpb"
@@ -149,8 +177,12 @@ func (r release) archive(ctx context.Context, t platform, pkgs []string) (string
 		bin := filepath.Base(p)
 		files = append(files, file{name: bin, src: filepath.Join(stage, bin), mode: 0o755})
 	}
-	for _, d := range docs {
-		files = append(files, file{name: d, src: filepath.Join(r.repo, d), mode: 0o644})
+	pages, err := docFiles(r.repo)
+	if err != nil {
+		return "", err
+	}
+	for _, d := range append(slices.Clone(docs), pages...) {
+		files = append(files, file{name: d, src: filepath.Join(r.repo, filepath.FromSlash(d)), mode: 0o644})
 	}
 	// The protocol's descriptor set, as `clawhost plugin descriptor` writes
 	// it, for plugin authors in other languages (one for every platform:

@@ -33,6 +33,61 @@ func ExecutableDir() string {
 	return filepath.Dir(exe)
 }
 
+// CurrentLink is the name install.sh gives the link to the release it
+// installed last, beside the release directories: PREFIX/lib/clawhost ->
+// clawhost-VERSION.
+const CurrentLink = "clawhost"
+
+// Current is dir (a directory of an installed release) as the path
+// through install.sh's link to the current release, when that link
+// leads to dir: what a configuration or a service unit should name, so
+// that the next install.sh, which moves the link, moves them to the new
+// release's clawhost and plugins too. Any other dir is returned as it is
+// (make build's bin/, an unpacked archive).
+func Current(dir string) string {
+	if !strings.HasPrefix(filepath.Base(dir), CurrentLink+"-") {
+		return dir
+	}
+	link := filepath.Join(filepath.Dir(dir), CurrentLink)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return dir
+	}
+	to, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return dir
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil || real != to {
+		return dir
+	}
+	return link
+}
+
+// Release is the version of the release directory install.sh put the
+// file at path in (PREFIX/lib/clawhost-VERSION), symlinks resolved; ""
+// when it is in no such directory (make build's bin/, an unpacked
+// archive, a plugin of one's own).
+func Release(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	v, ok := strings.CutPrefix(filepath.Base(filepath.Dir(path)), CurrentLink+"-")
+	if !ok {
+		return ""
+	}
+	return v
+}
+
+// OtherRelease reports whether the plugin binary at plugin is in another
+// install.sh release directory than the clawhost at self, with both
+// releases: an upgrade left plugin_dir naming the old release. Files
+// outside release directories (make build's bin/, an unpacked archive,
+// one's own plugins) are never of another release.
+func OtherRelease(self, plugin string) (mine, theirs string, other bool) {
+	mine, theirs = Release(self), Release(plugin)
+	return mine, theirs, mine != "" && theirs != "" && mine != theirs
+}
+
 // Found is a command found: its absolute path and where it was found, in
 // words for the log and clawhost doctor ("PATH", "~/.local/bin (claude's
 // native installer)").

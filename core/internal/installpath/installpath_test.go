@@ -113,3 +113,37 @@ func TestExecutableDir(t *testing.T) {
 		t.Fatalf("ExecutableDir() = %q, want %q", got, filepath.Dir(real))
 	}
 }
+
+// TestCurrent: a release directory is named through install.sh's link
+// when the link leads to it; otherwise it stays as it is.
+func TestCurrent(t *testing.T) {
+	t.Parallel()
+	lib := t.TempDir()
+	for _, d := range []string{"clawhost-0.1.0", "clawhost-0.2.0", "bin"} {
+		if err := os.Mkdir(filepath.Join(lib, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("clawhost-0.2.0", filepath.Join(lib, CurrentLink)); err != nil {
+		t.Fatal(err)
+	}
+	plain := t.TempDir()
+	if err := os.Mkdir(filepath.Join(plain, "clawhost-0.2.0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(plain, CurrentLink), 0o755); err != nil { // a directory, not install.sh's link
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, dir, want string
+	}{
+		{"the current release", filepath.Join(lib, "clawhost-0.2.0"), filepath.Join(lib, CurrentLink)},
+		{"an older release", filepath.Join(lib, "clawhost-0.1.0"), filepath.Join(lib, "clawhost-0.1.0")},
+		{"not a release", filepath.Join(lib, "bin"), filepath.Join(lib, "bin")},
+		{"no link beside it", filepath.Join(plain, "clawhost-0.2.0"), filepath.Join(plain, "clawhost-0.2.0")},
+	} {
+		if got := Current(c.dir); got != c.want {
+			t.Errorf("%s: Current(%s) = %s, want %s", c.name, c.dir, got, c.want)
+		}
+	}
+}
