@@ -309,24 +309,12 @@ func zygoteSpikeSameView(t *testing.T, r *Runner, c Config, l sandboxLaunch) {
 	}
 
 	// The same probe as the real helper's start (the test binary, as the runner starts it).
-	z := testZygote(t, "")
-	out, err := os.CreateTemp(t.TempDir(), "out")
-	must(t, err)
-	defer out.Close()
-	devnull, err := os.Open(os.DevNull)
-	must(t, err)
-	defer devnull.Close()
-	p, err := z.run(zygoteRequest{Argv: append(append([]string{"/bin/sh"}, probe...), paths...), Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir, Mounts: mounts}, devnull, out, out)
-	must(t, err)
-	defer p.Release()
-	if code := p.Wait(); code != 0 {
-		b, _ := os.ReadFile(out.Name())
-		t.Fatalf("helper: exit %d: %s", code, b)
+	out, code := zygoteRun(t, testZygote(t, ""), zygoteRequest{Argv: append(append([]string{"/bin/sh"}, probe...), paths...), Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir, Mounts: mounts})
+	if code != 0 {
+		t.Fatalf("helper: exit %d: %s", code, out)
 	}
-	b, err := os.ReadFile(out.Name())
-	must(t, err)
 	var got strings.Builder
-	got.Write(b)
+	got.WriteString(out)
 	w, g := strings.Split(string(want), "\n"), strings.Split(got.String(), "\n")
 	if len(w) != len(g) {
 		t.Fatalf("the helper's start shows another view than bwrap per start:\nbwrap:\n%s\nhelper:\n%s", want, got.String())

@@ -64,13 +64,19 @@ func testZygote(t *testing.T, weaken string) *zygote {
 // it answered the start (a broken one the script killed at once).
 func zygoteSh(t *testing.T, z *zygote, script string) (string, int) {
 	t.Helper()
+	return zygoteRun(t, z, zygoteRequest{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Dir: "/", Mounts: zygoteSystem()})
+}
+
+// zygoteRun is zygoteSh for any request.
+func zygoteRun(t *testing.T, z *zygote, req zygoteRequest) (string, int) {
+	t.Helper()
 	out, err := os.CreateTemp(t.TempDir(), "out")
 	must(t, err)
 	defer out.Close()
 	devnull, err := os.Open(os.DevNull)
 	must(t, err)
 	defer devnull.Close()
-	p, err := z.run(zygoteRequest{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Dir: "/", Mounts: zygoteSystem()}, devnull, out, out)
+	p, err := z.run(req, devnull, out, out)
 	if err != nil && !z.alive() {
 		return "HELPER-ENDED", -1
 	}
