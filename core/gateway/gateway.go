@@ -152,6 +152,9 @@ type Options struct {
 	MemoryFlush turn.MemoryFlush
 	// AgentTools gives the host's MCP tools for a chat (turn.Options).
 	AgentTools func(key sessionkey.Key, m *message.Message) (mcpConfig string, tools []string)
+	// ToolRun tells the host's MCP tools which turn a run serves
+	// (turn.Options).
+	ToolRun func(key sessionkey.Key, m *message.Message, journal int64)
 	// Version is shown by /status.
 	Version string
 	// Schedules serves /schedule; nil: not available.
@@ -276,7 +279,7 @@ func New(opts Options) *Gateway {
 	g.prices = usage.NewPrices(pricesOf(opts.Settings.Budgets))
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery, g}, Store: opts.Store,
-		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
+		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools, ToolRun: opts.ToolRun,
 		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
 		Prices: g.prices,
 	})

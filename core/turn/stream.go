@@ -83,6 +83,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, skey sessionkey.Key,
 	ov := meta.Overrides()
 	key := skey.String()
 	mcp, tools := t.agentTools(skey, m)
+	t.toolRun(skey, m, id)
 	dir, err := t.workDir(ctx, set, skey)
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "This chat's git worktree could not be made, so the agent did not run; the operator's log says why.", Detail: err.Error()}}, streamed{}

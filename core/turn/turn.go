@@ -384,6 +384,13 @@ type Options struct {
 	// own tools for the chat of m and the tool names to allow; "" for
 	// none.
 	AgentTools func(key sessionkey.Key, m *message.Message) (mcpConfig string, tools []string)
+	// ToolRun, when not nil, is told before each run of claude for the
+	// chat of m which turn the run's plugin tool calls belong to: journal
+	// is the turn's first journal entry (the same when the turn runs again
+	// after a crash, so a call made again gets the same idempotency key),
+	// 0 for a run that is no turn's own (the memory flush: its calls get
+	// no key).
+	ToolRun func(key sessionkey.Key, m *message.Message, journal int64)
 	// MaxMediaBytes caps one downloaded attachment; zero means 20 MiB.
 	MaxMediaBytes int64
 	// Approvals, when not nil, asks the chat about claude's tool use
