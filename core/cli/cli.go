@@ -92,8 +92,21 @@ func commandTable() []command {
 				"Validate and Configure, WatchStatus, a clean exit on SIGTERM without warnings; then per\n" +
 				"kind: a channel's inbound delivery, ack and redelivery, sends up to its declared limit and\n" +
 				"its optional capabilities; a command plugin's command list and, with -exec, its answer to\n" +
-				"a command; a hook's answer. One line per\n" +
-				"check; exit 0 when all pass (skips allowed), 1 when one fails, 2 on bad usage.\n\n" +
+				"a command; and:\n" +
+				"  before_agent_start  a hook's answer (context for the turn)\n" +
+				"  message_received    an answer to an ordinary message, the same for a repeated call\n" +
+				"                      id; a drop says why; a note that replaces names its attachment\n" +
+				"  message_sending     an answer to an ordinary reply, the same for a repeated call id;\n" +
+				"                      no empty media\n" +
+				"  agent_end           an answer to a finished turn, also to a repeated call id\n" +
+				"  list_tools          valid names, descriptions, object input schemas\n" +
+				"  call_tools          each tool called with arguments from its schema answers within\n" +
+				"                      the timeout, alike for a repeated call id\n" +
+				"A hook that answers its call with an error fails its check, and so does a tool plugin\n" +
+				"whose every tool returns an error (a tool error, Result.IsError, is an answer):\n" +
+				"one that answers only errors does nothing.\n" +
+				"Each call runs within -timeout. One line per check; exit 0 when all pass (skips\n" +
+				"allowed), 1 when one fails, 2 on bad usage.\n\n" +
 				"Flags (before or after PATH):\n" +
 				"  -config-json JSON|@FILE  the plugin's config {} block as JSON (default {}; the schema's\n" +
 				"                           defaults are filled in)\n" +
