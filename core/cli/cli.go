@@ -135,6 +135,14 @@ func commandTable() []command {
 			"Starts the plugin as the host does, asks for its ConfigSchema and stops it. SOURCE is a\nplugin source as in plugin \"x\" { source = \"telegram\" } (the binary clawhost-telegram beside\nclawhost, or in ./bin); PATH names a binary. -json prints the schema as JSON.", nil, pluginCommand},
 		{"plugin descriptor", "", "write the protocol's descriptor set (for plugins in other languages) to standard output",
 			"clawhost plugin descriptor > clawhost.binpb: the google.protobuf.FileDescriptorSet of\nclawhost/v1 with its imports, from which a plugin in Python (or any language with a\nprotobuf runtime) builds its message classes; no checkout, Go or protoc needed.", nil, pluginCommand},
+		{"plugin package", "[-o OUT] [-python PATH] DIR", "package a Python plugin (DIR with __main__.py) as one executable file",
+			"Writes OUT (default ./clawhost-<DIR's name>, mode 0755): a zipapp, as python3 -m zipapp\n" +
+				"makes it, of DIR's .py files and the protocol's descriptor set (" + PythonDescriptor + ", which\n" +
+				"the plugin loads when $CLAWHOST_PROTO_DESCRIPTOR is unset). -python is the interpreter of its\n" +
+				"#! line (default \"/usr/bin/env python3\"): one with grpcio and protobuf (Debian's\n" +
+				"python3-grpcio and python3-protobuf). Put OUT in plugin_dir and check it with\n" +
+				"clawhost plugin test OUT.\n" +
+				"Example: clawhost plugin package -python /usr/bin/python3 -o bin/clawhost-echo examples/python-echo", nil, pluginCommand},
 		{"retry", "INSTANCE [-config FILE]", "call the retry a plugin that needs attention offers (\"Show a new QR code\")",
 			"What the status page's button does, through the running host's admin endpoint. Exit 0 when\nthe plugin took the request (clawhost status shows its next report), 1 when the instance is\nunknown, offers no retry or refused it, 2 when the host cannot be reached.", runRetry, nil},
 		{"security audit", "[-config FILE] [-json]", "list the risky settings of the file and the machine, with what to change",
