@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,9 @@ func (c *countingTool) Tools(context.Context) ([]tool.Spec, error) { return nil,
 
 func (c *countingTool) Call(ctx context.Context, req tool.CallRequest) (tool.Result, error) {
 	n := c.n.Add(1)
+	if req.Tool == "big" {
+		return tool.Result{Text: fmt.Sprintf("call %d ", n) + strings.Repeat("x", 256<<10)}, nil
+	}
 	if req.Tool == "block" {
 		select {
 		case <-c.release:
@@ -89,6 +93,24 @@ func TestCallToolOnce(t *testing.T) {
 		wg.Wait()
 		if impl.n.Load() != 1 || texts[0] != "call 1" || texts[1] != "call 1" || texts[2] != "call 1" {
 			t.Errorf("%d calls, answers %q; want one call answered to all three", impl.n.Load(), texts)
+		}
+	})
+
+	t.Run("bounded", func(t *testing.T) {
+		t.Parallel()
+		impl := &countingTool{}
+		srv := &Server{Impl: &Impl{Tool: impl}}
+		n := maxOnceBytes/(256<<10) + 2 // more 256 KiB answers than the bound holds
+		for i := range n {
+			_, _ = srv.CallTool(context.Background(), &pb.CallToolRequest{IdempotencyKey: fmt.Sprint("k", i), Tool: "big"})
+		}
+		res, _ := srv.CallTool(context.Background(), &pb.CallToolRequest{IdempotencyKey: fmt.Sprint("k", n-1), Tool: "big"})
+		if !strings.HasPrefix(res.GetText(), fmt.Sprintf("call %d ", n)) {
+			t.Errorf("the newest key was not remembered: %.20q", res.GetText())
+		}
+		res, _ = srv.CallTool(context.Background(), &pb.CallToolRequest{IdempotencyKey: "k0", Tool: "big"})
+		if !strings.HasPrefix(res.GetText(), fmt.Sprintf("call %d ", n+1)) {
+			t.Errorf("the oldest key was still remembered past %d bytes: %.20q", maxOnceBytes, res.GetText())
 		}
 	})
 

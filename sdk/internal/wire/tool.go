@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sync"
 
+	"google.golang.org/protobuf/proto"
+
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
 	"github.com/clawhost/clawhost/sdk/tool"
 )
@@ -86,12 +88,16 @@ func (srv *Server) CallTool(ctx context.Context, req *pb.CallToolRequest) (*pb.C
 	})
 }
 
-// maxOnceKeys bounds the finished calls a plugin process remembers; the
-// oldest is forgotten first. The host keeps its own durable record: this
-// one covers a call it holds no result for, repeated while the plugin
-// still runs (a result the host could not store, a call past the host's
-// tool_timeout that went on to finish).
-const maxOnceKeys = 1024
+// maxOnceKeys and maxOnceBytes bound the finished calls a plugin process
+// remembers (a result may be 256 KiB); the oldest is forgotten first. The
+// host keeps its own durable record: this one covers a call it holds no
+// result for, repeated while the plugin still runs (a result the host
+// could not store, a call past the host's tool_timeout that went on to
+// finish).
+const (
+	maxOnceKeys  = 1024
+	maxOnceBytes = 8 << 20
+)
 
 // onceCalls makes "do it once" the default of a Go tool: the calls of one
 // idempotency key run Provider.Call once per process; a repetition waits
@@ -102,11 +108,13 @@ type onceCalls struct {
 	mu    sync.Mutex
 	calls map[string]*onceCall
 	order []string // finished keys, oldest first
+	bytes int      // the finished answers' sizes
 }
 
 type onceCall struct {
 	done chan struct{}
 	res  *pb.CallToolResponse
+	size int
 }
 
 // do runs call once for key ("" : always) and returns its answer.
@@ -138,9 +146,11 @@ func (o *onceCalls) do(ctx context.Context, key string, call func() *pb.CallTool
 	if ctx.Err() != nil && res.GetError() != nil {
 		delete(o.calls, key)
 	} else {
-		c.res = res
+		c.res, c.size = res, proto.Size(res)
 		o.order = append(o.order, key)
-		if len(o.order) > maxOnceKeys {
+		o.bytes += c.size
+		for len(o.order) > maxOnceKeys || o.bytes > maxOnceBytes && len(o.order) > 1 {
+			o.bytes -= o.calls[o.order[0]].size
 			delete(o.calls, o.order[0])
 			o.order = o.order[1:]
 		}
