@@ -143,6 +143,12 @@ func commandTable() []command {
 				"python3-grpcio and python3-protobuf). Put OUT in plugin_dir and check it with\n" +
 				"clawhost plugin test OUT.\n" +
 				"Example: clawhost plugin package -python /usr/bin/python3 -o bin/clawhost-echo examples/python-echo", nil, pluginCommand},
+		{"plugin new", "[-dir DIR] [-sdk CHECKOUT] go tool|hook NAME", "write a Go plugin that builds and passes plugin test as written",
+			"Writes DIR (default ./clawhost-NAME, which must not exist): main.go, a tool plugin offering\n" +
+				"the tool NAME or a message_sending hook, and go.mod. Until the sdk is tagged, -sdk names a\n" +
+				"clawhost checkout that go.mod points the sdk at. Then: cd DIR && go mod tidy && go build &&\n" +
+				"clawhost plugin test ./clawhost-NAME. A channel starts from examples/channel-template, a\n" +
+				"Python plugin from examples/python-echo (clawhost plugin package).", nil, pluginCommand},
 		{"retry", "INSTANCE [-config FILE]", "call the retry a plugin that needs attention offers (\"Show a new QR code\")",
 			"What the status page's button does, through the running host's admin endpoint. Exit 0 when\nthe plugin took the request (clawhost status shows its next report), 1 when the instance is\nunknown, offers no retry or refused it, 2 when the host cannot be reached.", runRetry, nil},
 		{"security audit", "[-config FILE] [-json]", "list the risky settings of the file and the machine, with what to change",

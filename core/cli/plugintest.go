@@ -37,7 +37,7 @@ type pluginTestOptions struct {
 }
 
 // pluginCommand is `clawhost plugin SUBCOMMAND ...`: test, schema,
-// descriptor, package.
+// descriptor, package, new.
 func pluginCommand(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "schema" {
 		return pluginSchema(args[1:], stdout, stderr)
@@ -47,6 +47,9 @@ func pluginCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "package" {
 		return pluginPackage(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "new" {
+		return pluginNew(args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "test" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
