@@ -65,19 +65,17 @@ dist: ## build the release archives and SHA256SUMS into dist/ (reproducible; DIS
 	$(GO) run ./core/cmd/dist -out dist -version $(VERSION) $(DIST_ARGS)
 
 # A Python example (a directory with __main__.py) becomes one executable zip,
-# bin/clawhost-<name>: its .py files plus the descriptor set of the protocol
-# (clawhost plugin descriptor, what an author outside the checkout runs),
-# from which the plugin builds its message classes at run time,
+# bin/clawhost-<name>, made by `clawhost plugin package` (what an author
+# outside the checkout runs): its .py files plus the descriptor set of the
+# protocol, from which the plugin builds its message classes at run time,
 # so there is no generated Python code to keep in sync. It runs with
 # $(PYTHON) and needs Debian's python3-grpcio and python3-protobuf (make deps).
 py-examples: ## build the Python examples as bin/clawhost-<name> (executable zips)
 	@mkdir -p $(BIN)
 	@[ -x $(PYTHON) ] || { echo "skipping the Python examples: no $(PYTHON) (apt-get install python3, or set PYTHON)"; exit 0; }; \
-	for d in $(PY_EXAMPLES); do n=$$(basename $$d); stage=$(BIN)/.stage-$$n; \
-	  echo "zipapp $$d -> $(BIN)/clawhost-$$n"; rm -rf $$stage && mkdir -p $$stage && cp $$d/*.py $$stage/ && \
+	for d in $(PY_EXAMPLES); do n=$$(basename $$d); \
 	  { [ -x $(BIN)/clawhost ] || $(BUILD) -o $(BIN)/clawhost ./core/cmd/clawhost; } && \
-	  $(BIN)/clawhost plugin descriptor > $$stage/clawhost.binpb && \
-	  $(PYTHON) -m zipapp $$stage -p '$(PYTHON)' -o $(BIN)/clawhost-$$n && rm -rf $$stage || exit 1; done
+	  $(BIN)/clawhost plugin package -python '$(PYTHON)' -o $(BIN)/clawhost-$$n $$d || exit 1; done
 
 # clawhost finds the claude CLI itself, as it does without make: PATH, then
 # claude's install places, .cache/claude-cli among them (core/internal/installpath).

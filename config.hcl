@@ -418,8 +418,12 @@ plugin "clock" {
 
 # Lifecycle hooks (docs/hooks.md) run in the order of their blocks:
 # message_received before the queue, message_sending before the outbox,
-# agent_end after each turn. on_error decides what a failing
-# message_received hook does to the message: "skip" (default) or "drop".
+# agent_end after each turn. on_error decides what a failing hook does:
+# "skip" (default) passes the message or reply on, "drop" drops a
+# message_received hook's message, "hold" keeps a message_sending hook's
+# reply from the chat until the hook answers again (fail closed: a
+# redacting hook). While a message_sending hook is enabled, replies are
+# not streamed (streaming acts as "off").
 # plugin "transcribe" {
 #   source   = "transcribe-hook"   # voice notes become text before the queue
 #   on_error = "skip"

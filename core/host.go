@@ -276,11 +276,11 @@ func (h *Host) provision() error {
 			if err := db.Audit(ctx, e); err != nil {
 				h.log.Error("audit trail write failed", "kind", e.Kind, "error", err)
 			}
-		}})
+		}, Results: db})
 	gopts := gateway.Options{Ready: h.ready,
 		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
 		Settings: set, MemoryFlush: settings.MemoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
-		Schedules: h.schedules, AgentTools: h.tools.Tools,
+		Schedules: h.schedules, AgentTools: h.tools.Tools, ToolRun: h.tools.ToolRun,
 		Revoker:       h.pairingAPI("").Revoker(),
 		OwnerClaims:   ownerclaim.New(h.cfg.DataDir, nil),
 		AgentEndSpool: filepath.Join(h.cfg.DataDir, "agent-end"),

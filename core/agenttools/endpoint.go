@@ -109,6 +109,7 @@ type Endpoint struct {
 	plugins PluginTools
 	grants  PluginToolGrants
 	audit   func(context.Context, store.AuditEvent)
+	results store.ToolResults
 }
 
 // Schedules is where the schedule_message tool adds its one-shot entries
@@ -145,6 +146,10 @@ type Options struct {
 	Grants      PluginToolGrants
 	// Audit records each plugin tool call (nil: none recorded).
 	Audit func(context.Context, store.AuditEvent)
+	// Results remember the finished plugin tool calls by idempotency key,
+	// so a turn run again after a crash does not call a tool twice (nil:
+	// nothing remembered, every call reaches its plugin).
+	Results store.ToolResults
 }
 
 // New returns an endpoint that serves nothing until Start.
@@ -153,7 +158,7 @@ func New(opts Options) *Endpoint {
 		opts.Logger = hclog.NewNullLogger()
 	}
 	return &Endpoint{log: opts.Logger, schedules: opts.Schedules, turns: opts.Turns, runAs: opts.RunAs,
-		plugins: opts.PluginTools, grants: opts.Grants, audit: opts.Audit}
+		plugins: opts.PluginTools, grants: opts.Grants, audit: opts.Audit, results: opts.Results}
 }
 
 // Start listens on dir/agent.sock (dir is made 0700); without it the tool

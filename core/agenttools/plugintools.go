@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
@@ -35,6 +37,14 @@ import (
 // (POST /call) is checked again against the agent's grants, given a call
 // id, routed to the plugin with the chat, sender, agent and workspace,
 // bounded by the plugin's tool_timeout, and audited.
+//
+// Exactly once across a crash: each call of a turn gets an idempotency
+// key (callKey) that a re-run of the turn gives the same call again. A
+// finished call's result is stored under it (store.ToolResults) before
+// claude sees it, and a call whose key has a stored result is answered
+// from the store without reaching the plugin. A call still running when
+// the host died has no stored result: it reaches the plugin again with
+// the same key, for the plugin to recognise (sdk/tool.Provider.Call).
 
 // ToolSeparator joins a plugin instance and its tool's name in the name
 // claude sees. Instance names containing it offer no tools.
@@ -269,12 +279,20 @@ func (a *Endpoint) callPluginTool(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	callID := newCallID()
+	detail := "call " + callID
+	key, journal := a.callKey(req.Chat, req.Thread, instance, name, req.Arguments)
+	if stored, ok := a.storedResult(r.Context(), key); ok {
+		// The turn runs again after a crash and makes a call that
+		// finished before it: its result, not a second call.
+		text := a.attach(conv, stored.Text, stored.Files)
+		answer(pluginToolResult{Text: text, IsError: stored.IsError}, "replayed", detail+", key "+key)
+		return
+	}
 	timeout := a.grants.Timeout(instance)
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	res, err := a.plugins.CallTool(ctx, instance, tool.CallRequest{CallID: callID, Tool: name, Arguments: req.Arguments,
+	res, err := a.plugins.CallTool(ctx, instance, tool.CallRequest{CallID: callID, IdempotencyKey: key, Tool: name, Arguments: req.Arguments,
 		Conversation: conv, Sender: sender, Agent: req.Agent, Workspace: a.grants.Workspace(req.Agent), Workdir: a.grants.Workdir(req.Agent, conv.SessionKey)})
-	detail := "call " + callID
 	switch {
 	// The plugin's side may see the deadline pass first (gRPC carries it)
 	// and answer DeadlineExceeded before ctx's own timer fires: a timeout too.
@@ -291,7 +309,22 @@ func (a *Endpoint) callPluginTool(w http.ResponseWriter, r *http.Request) {
 	if len(text) > maxToolText {
 		text = text[:maxToolText] + "\n[cut: the tool's answer was longer than 256 KiB]"
 	}
-	for _, f := range res.Files {
+	a.storeResult(r.Context(), key, journal, storedResult{Text: text, IsError: res.IsError, Files: res.Files})
+	text = a.attach(conv, text, res.Files)
+	decision := "ok"
+	if res.IsError {
+		decision = "error"
+	}
+	if key != "" {
+		detail += ", key " + key
+	}
+	answer(pluginToolResult{Text: text, IsError: res.IsError}, decision, detail)
+}
+
+// attach queues a tool's files for the turn's reply and returns text with
+// a line for each saying what became of it.
+func (a *Endpoint) attach(conv command.Conversation, text string, files []tool.File) string {
+	for _, f := range files {
 		tgt := message.Target{Instance: conv.Instance, ChatID: conv.ChatID, ThreadID: conv.ThreadID}
 		if a.turns == nil {
 			text += "\n(" + f.Path + " was not sent: this chat takes no files from tools)"
@@ -303,11 +336,7 @@ func (a *Endpoint) callPluginTool(w http.ResponseWriter, r *http.Request) {
 			text += "\n(" + fname + " will be sent to the chat with your answer.)"
 		}
 	}
-	decision := "ok"
-	if res.IsError {
-		decision = "error"
-	}
-	answer(pluginToolResult{Text: text, IsError: res.IsError}, decision, detail)
+	return text
 }
 
 // conversation is the chat (and thread) a bridge serves, as the turn
@@ -327,18 +356,118 @@ func (a *Endpoint) conversation(chat, thread string) (command.Conversation, chan
 type chatTurn struct {
 	conv   command.Conversation
 	sender channel.Sender
+	// journal is the first journal entry of the turn whose run is
+	// claude's current one in the chat (ToolRun), 0 when it is none's;
+	// calls counts that run's plugin tool calls by tool and arguments.
+	journal int64
+	calls   map[string]int
 }
 
-// noteTurn records m's chat and sender for its plugin tool calls.
+// noteTurn records m's chat and sender for its plugin tool calls; the
+// run's turn (ToolRun) stays.
 func (a *Endpoint) noteTurn(key string, m *message.Message) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.chats == nil {
 		a.chats = map[string]chatTurn{}
 	}
-	a.chats[m.Instance+":"+m.ChatID+"|"+m.ThreadID] = chatTurn{
-		conv:   command.Conversation{SessionKey: key, Instance: m.Instance, Channel: m.Channel, ChatType: m.ChatType, ChatID: m.ChatID, ThreadID: m.ThreadID},
-		sender: m.Sender,
+	k := m.Instance + ":" + m.ChatID + "|" + m.ThreadID
+	c := a.chats[k]
+	c.conv = command.Conversation{SessionKey: key, Instance: m.Instance, Channel: m.Channel, ChatType: m.ChatType, ChatID: m.ChatID, ThreadID: m.ThreadID}
+	c.sender = m.Sender
+	a.chats[k] = c
+}
+
+// ToolRun is turn.Options.ToolRun: the run of claude about to start in
+// m's chat serves the turn whose first journal entry is journal (0: no
+// turn's own run). Its plugin tool calls are counted from zero, so a
+// re-run of the turn gives its calls the keys the first run gave them.
+func (a *Endpoint) ToolRun(key sessionkey.Key, m *message.Message, journal int64) {
+	a.noteTurn(key.String(), m)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := m.Instance + ":" + m.ChatID + "|" + m.ThreadID
+	c := a.chats[k]
+	c.journal, c.calls = journal, map[string]int{}
+	a.chats[k] = c
+}
+
+// callKey is the idempotency key of a call of instance's tool name with
+// args in chat (and thread), and the journal entry of the call's turn;
+// "" and 0 when the chat's run is no turn's own. The key names the turn,
+// the tool, a digest of the arguments (canonical JSON: key order and
+// spacing do not matter) and the call's ordinal among the run's calls of
+// the tool with those arguments. Counting per arguments, not per tool,
+// keeps a key with its call when claude makes parallel calls in another
+// order on the re-run, and never gives a call with other arguments the
+// result of an earlier one.
+func (a *Endpoint) callKey(chat, thread, instance, name string, args json.RawMessage) (string, int64) {
+	digest := sha256.Sum256(canonicalJSON(args))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.chats[chat+"|"+thread]
+	if !ok || c.journal <= 0 || c.calls == nil {
+		return "", 0
+	}
+	call := instance + "." + name + ":" + hex.EncodeToString(digest[:8])
+	c.calls[call]++
+	return fmt.Sprintf("turn-%d:%s:%d", c.journal, call, c.calls[call]), c.journal
+}
+
+// canonicalJSON is args re-encoded with sorted keys and no spaces (args
+// itself when it is not JSON).
+func canonicalJSON(args json.RawMessage) []byte {
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return args
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return args
+	}
+	return b
+}
+
+// storedResult is a finished call as the store keeps it.
+type storedResult struct {
+	Text    string      `json:"text"`
+	IsError bool        `json:"is_error,omitempty"`
+	Files   []tool.File `json:"files,omitempty"`
+}
+
+// storedResult reads the result stored under key; false when there is
+// none (or no key, no store, or the store failed: the call then runs).
+func (a *Endpoint) storedResult(ctx context.Context, key string) (storedResult, bool) {
+	if key == "" || a.results == nil {
+		return storedResult{}, false
+	}
+	r, err := a.results.ToolResult(ctx, key)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			a.log.Warn("a plugin tool's stored result could not be read; the tool is called", "key", key, "error", err)
+		}
+		return storedResult{}, false
+	}
+	var s storedResult
+	if err := json.Unmarshal(r.Result, &s); err != nil {
+		a.log.Warn("a plugin tool's stored result could not be read; the tool is called", "key", key, "error", err)
+		return storedResult{}, false
+	}
+	return s, true
+}
+
+// storeResult stores a finished call's result under key before claude
+// sees it. A failed write is logged: the call was made, and a re-run would
+// make it again (the plugin sees the same key).
+func (a *Endpoint) storeResult(ctx context.Context, key string, journal int64, r storedResult) {
+	if key == "" || a.results == nil {
+		return
+	}
+	b, _ := json.Marshal(r) // strings and bools always encode
+	if err := a.results.RecordToolResult(context.WithoutCancel(ctx), store.ToolResult{Key: key, JournalID: journal, Result: b}); err != nil {
+		a.log.Warn("a plugin tool's result was not stored; a re-run of its turn calls the tool again", "key", key, "error", err)
 	}
 }
 

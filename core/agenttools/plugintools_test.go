@@ -198,3 +198,105 @@ func TestGrants(t *testing.T) {
 		}
 	}
 }
+
+// memResults are store.ToolResults in memory, first result kept.
+type memResults struct {
+	mu sync.Mutex
+	m  map[string]store.ToolResult
+}
+
+func (r *memResults) RecordToolResult(_ context.Context, res store.ToolResult) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]store.ToolResult{}
+	}
+	if _, ok := r.m[res.Key]; !ok {
+		r.m[res.Key] = res
+	}
+	return nil
+}
+
+func (r *memResults) ToolResult(_ context.Context, key string) (store.ToolResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, ok := r.m[key]
+	if !ok {
+		return store.ToolResult{}, store.ErrNotFound
+	}
+	return res, nil
+}
+
+// TestPluginToolOnceAcrossReruns: the calls of a turn's run carry an
+// idempotency key of the turn, the tool, the arguments and the ordinal
+// among the same calls; a run of the same turn again (after a crash)
+// that makes the same calls, in another order, gets the stored results
+// and reaches no plugin; a call with other arguments, another turn's
+// call, and a run that is no turn's (journal 0, no key) reach it.
+func TestPluginToolOnceAcrossReruns(t *testing.T) {
+	t.Parallel()
+	plugins, results := &fakeTools{}, &memResults{}
+	a := New(Options{Logger: hclog.NewNullLogger(), Schedules: &added{}, PluginTools: plugins, Grants: grants{}, Results: results})
+	if err := a.Start(t.TempDir() + "/agent"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Stop(context.Background()) })
+	m := &message.Message{Instance: "tg", ChatID: "42", ChatType: channel.ChatDirect, From: "tg:7", Sender: channel.Sender{ID: "7", Name: "Alice"}}
+	key := sessionkey.Key{Agent: "main", Chat: "tg:direct:42"}
+	ep := agentEndpoint{socket: a.sock, token: a.token("tg:42", "", false, "main"), chat: "tg:42", agent: "main"}
+	call := func(args string) pluginToolResult {
+		t.Helper()
+		var res pluginToolResult
+		if err := ep.call(context.Background(), "/call", map[string]any{"tool": "mem__search", "arguments": json.RawMessage(args)}, &res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	reached := func() []string {
+		plugins.mu.Lock()
+		defer plugins.mu.Unlock()
+		var keys []string
+		for _, c := range plugins.calls {
+			keys = append(keys, c.IdempotencyKey)
+		}
+		plugins.calls = nil
+		return keys
+	}
+
+	a.ToolRun(key, m, 7)
+	first := []pluginToolResult{call(`{"q":"cats"}`), call(`{"q": "cats"}`), call(`{"q":"dogs"}`)}
+	keys := reached()
+	if len(keys) != 3 || keys[0] == keys[1] || !strings.HasPrefix(keys[0], "turn-7:mem.search:") || !strings.HasSuffix(keys[0], ":1") || !strings.HasSuffix(keys[1], ":2") {
+		t.Fatalf("the first run's keys %q: want three, turn-7:mem.search:…, the second identical call :2", keys)
+	}
+
+	// The turn runs again: the same calls, dogs first.
+	a.ToolRun(key, m, 7)
+	dogs, cats1, cats2 := call(`{"q":"dogs"}`), call(`{"q":"cats"}`), call(`{"q":"cats"}`)
+	if got := reached(); len(got) != 0 {
+		t.Errorf("the re-run's same calls reached the plugin: %q", got)
+	}
+	if dogs != first[2] || cats1 != first[0] || cats2 != first[1] {
+		t.Errorf("the re-run's answers %+v %+v %+v, want the first run's %+v", dogs, cats1, cats2, first)
+	}
+	// A call the first run did not make: a third cats, and other arguments.
+	call(`{"q":"cats"}`)
+	call(`{"q":"birds"}`)
+	if got := reached(); len(got) != 2 || !strings.HasSuffix(got[0], ":3") {
+		t.Errorf("the re-run's new calls reached the plugin with %q, want two, the first :3", got)
+	}
+
+	// Another turn: its own keys.
+	a.ToolRun(key, m, 8)
+	call(`{"q":"cats"}`)
+	if got := reached(); len(got) != 1 || !strings.HasPrefix(got[0], "turn-8:") {
+		t.Errorf("turn 8's call reached the plugin with %q", got)
+	}
+	// A run that is no turn's: no key, nothing stored or replayed.
+	a.ToolRun(key, m, 0)
+	call(`{"q":"cats"}`)
+	call(`{"q":"cats"}`)
+	if got := reached(); len(got) != 2 || got[0] != "" || got[1] != "" {
+		t.Errorf("the memory flush's calls reached the plugin with keys %q, want two without", got)
+	}
+}

@@ -43,6 +43,10 @@
 //     most turns, before it thinks: the fake claude starts the MCP
 //     server the host's --mcp-config names and calls the tools over
 //     MCP, as claude does;
+//   - plugin-tool-kill9: host-kill9 while claude calls a plugin tool with
+//     a side effect in most turns, before it thinks: the whoami-tool
+//     example's note (a line with the message's mark in the workspace's
+//     notes.txt), granted with agent { tools }, over MCP as above;
 //   - turn-card-kill9: every turn runs past the turn card's delay; once
 //     a card with its Stop button shows, the host gets SIGKILL within
 //     the next card tick or two (between the card's last edit and the
@@ -126,6 +130,10 @@
 //     than once, or a reaction set more often than claude ran, makes the
 //     message doubled; a file or reaction missing from a reply claude
 //     gave that the chat shows makes it lost.
+//   - done ×2 (plugin-tool-kill9): a message whose note the plugin wrote
+//     more than once — the re-run of a killed turn called the tool again
+//     instead of getting its stored result. A failure. A note missing
+//     from a reply claude gave that the chat shows makes it lost.
 //   - stop left: bot messages whose last state still has a turn card's
 //     Stop button after the final stop (any Telegram scenario). A
 //     failure.

@@ -52,6 +52,9 @@ type msg struct {
 	// file and emoji: claude sends the file (named file) with send_file
 	// and reacts with emoji (the tools scenario; "" none).
 	file, emoji string
+	// note: claude calls the plugin tool note with the mark (the
+	// plugin-tool scenario).
+	note bool
 	// settled: the journal entry was finished before the trial's limit.
 	settled bool
 }
@@ -192,6 +195,10 @@ func (e *env) hostConfig(dir, data string) e2e.Host {
 		h.Messages["hook_timeout"] = "10s"
 		h.Plugins = append(h.Plugins, e2e.Plugin{Name: "sign", Source: "exec-hook",
 			Config: e2e.Attrs{"message_sending": []string{filepath.Join(dir, "sign.py")}}})
+	}
+	if e.sc.pluginTool {
+		h.Agent.Attrs["tools"] = []string{"whoami.note"}
+		h.Plugins = append(h.Plugins, e2e.Plugin{Name: "whoami", Source: "whoami-tool"})
 	}
 	return h
 }
@@ -596,9 +603,11 @@ type planMsg struct {
 	think time.Duration // the fake claude's time to answer
 	parts int
 	tool  bool
-	// sendFile and emoji: claude calls send_file and react (sc.tools).
+	// sendFile and emoji: claude calls send_file and react (sc.tools);
+	// note: the plugin tool note (sc.pluginTool).
 	sendFile bool
 	emoji    string
+	note     bool
 }
 
 // emojis are the reactions of the tools scenario (Telegram's set; not
@@ -626,6 +635,9 @@ func plan(rng *rand.Rand, sc scenario) map[int64][]planMsg {
 				if rng.IntN(3) > 0 {
 					pm.emoji = emojis[rng.IntN(len(emojis))]
 				}
+			}
+			if sc.pluginTool {
+				pm.note = rng.IntN(4) > 0
 			}
 			if sc.longTurns {
 				// Past the turn card's delay (3 s), with an edit or two.
@@ -670,6 +682,10 @@ func (e *env) send(trial int, p map[int64][]planMsg) []*msg {
 				if pm.emoji != "" {
 					text += " #react=" + pm.emoji
 				}
+				if pm.note {
+					m.note = true
+					text += " #note=" + mark
+				}
 				if e.sc.limit {
 					text += " #limit=" + e.limitFile()
 				}
@@ -694,4 +710,16 @@ func (e *env) liveStops() []string {
 		return p.liveStops()
 	}
 	return nil
+}
+
+// toolNotes counts the plugin-tool scenario's notes by text: the lines the
+// whoami-tool example wrote to the workspace's notes.txt.
+func (e *env) toolNotes() map[string]int {
+	b, _ := os.ReadFile(filepath.Join(e.dir, "workspace", "notes.txt"))
+	out := map[string]int{}
+	for line := range strings.Lines(string(b)) {
+		text, _, _ := strings.Cut(strings.TrimRight(line, "\n"), "\t")
+		out[text]++
+	}
+	return out
 }

@@ -51,6 +51,11 @@ type scenario struct {
 	// or not at all, and a reaction missing or set more often than
 	// claude asked.
 	tools bool
+	// pluginTool: claude calls a plugin tool with a side effect (the
+	// whoami-tool example's note: a line in the workspace's notes.txt)
+	// in most turns; the tally counts a note written twice for one
+	// message (done ×2), and one missing from a reply claude gave.
+	pluginTool bool
 	// longTurns: every turn runs past the turn card's delay, so the chat
 	// shows cards; the tally fails any message left with a live Stop
 	// button.
@@ -148,6 +153,15 @@ var scenarios = []scenario{
 	// host's own tools) before it thinks; the host is killed -9 at a
 	// random moment, often between a tool call and the reply.
 	{name: "tools-host-kill9", prefix: "tk", long: 15, short: 1, window: 2500 * time.Millisecond, tools: true, inject: func(e *env, r uint64) time.Time {
+		e.faults++
+		e.unconfirmed(r)
+		return e.restartHost(syscall.SIGKILL)
+	}},
+	// claude calls a plugin tool with a side effect (a note per message)
+	// before it thinks; the host is killed -9 at a random moment, often
+	// between the call and the reply: the re-run makes the call again
+	// and must get the stored result, not a second note.
+	{name: "plugin-tool-kill9", prefix: "pt", long: 15, short: 1, window: 2500 * time.Millisecond, pluginTool: true, inject: func(e *env, r uint64) time.Time {
 		e.faults++
 		e.unconfirmed(r)
 		return e.restartHost(syscall.SIGKILL)

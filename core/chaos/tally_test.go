@@ -21,6 +21,9 @@ type row struct {
 	uncertainTold, otherTold        int
 	reruns, finishedReruns, orphans int
 	unfinished, chargedTwice        int
+	// doneTwice: messages whose plugin tool's side effect (a note)
+	// happened more than once (the plugin-tool scenario).
+	doneTwice int
 	// costOff: messages whose ledger cost is not their turn's true cost
 	// (markCost, when the journal recorded claude's reply; else 0);
 	// costRecorded and costTrue are the sums. stopsLeft: bot messages
@@ -35,7 +38,7 @@ type row struct {
 }
 
 func (r row) failed() bool {
-	return r.lost+r.doubled+r.finishedReruns+r.orphans+r.unfinished+r.chargedTwice+r.costOff+r.stopsLeft > 0
+	return r.lost+r.doubled+r.finishedReruns+r.orphans+r.unfinished+r.chargedTwice+r.costOff+r.stopsLeft+r.doneTwice > 0
 }
 
 // Notices the host sends instead of (part of) a reply; see core/delivery,
@@ -136,6 +139,10 @@ func (e *env) tally() row {
 		}
 	}
 	runs := e.runs()
+	var notes map[string]int
+	if e.sc.pluginTool {
+		notes = e.toolNotes()
+	}
 	// Notices still to be matched with a message, per chat and kind.
 	spare := map[string]int{}
 	for chat, view := range views {
@@ -233,6 +240,18 @@ func (e *env) tally() row {
 				}
 			}
 		}
+		// The plugin tool's side effect (the plugin-tool scenario): a
+		// note written twice for one message is done twice, whatever the
+		// chat shows; one missing from a reply claude gave is lost.
+		if m.note {
+			switch n := notes[m.mark]; {
+			case n > 1:
+				r.doneTwice++
+				r.failures = append(r.failures, fmt.Sprintf("done %d times (note written %d times in %d runs): %s", n, n, len(rs), desc))
+			case n == 0 && claudes:
+				extraLost = append(extraLost, "note not written")
+			}
+		}
 		if en.found && !finished(en.state) {
 			r.unfinished++
 			r.failures = append(r.failures, "unfinished "+desc)
@@ -280,15 +299,15 @@ func (e *env) tally() row {
 // printTable writes the campaign's one table.
 func printTable(w io.Writer, rows []row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\ttrials\tmessages\tanswered 1\tlost\tdoubled\tuncertain told\tother told\truns ×2\tfinished re-run\tcharged ×2\tcost off\tstop left\torphans\tunfinished\trecovery median\trecovery max\t")
+	fmt.Fprintln(tw, "scenario\ttrials\tmessages\tanswered 1\tlost\tdoubled\tuncertain told\tother told\truns ×2\tfinished re-run\tcharged ×2\tcost off\tstop left\tdone ×2\torphans\tunfinished\trecovery median\trecovery max\t")
 	var tot row
 	for _, r := range rows {
 		if r.skipped {
-			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, "skipped")
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, "skipped")
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.name, r.trials, r.msgs, r.answered, r.lost, r.doubled,
-			r.uncertainTold, r.otherTold, r.reruns, r.finishedReruns, r.chargedTwice, r.costOff, r.stopsLeft, r.orphans, r.unfinished, dur(r.recMedian), dur(r.recMax))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.name, r.trials, r.msgs, r.answered, r.lost, r.doubled,
+			r.uncertainTold, r.otherTold, r.reruns, r.finishedReruns, r.chargedTwice, r.costOff, r.stopsLeft, r.doneTwice, r.orphans, r.unfinished, dur(r.recMedian), dur(r.recMax))
 		tot.trials += r.trials
 		tot.msgs += r.msgs
 		tot.answered += r.answered
@@ -303,12 +322,13 @@ func printTable(w io.Writer, rows []row) {
 		tot.chargedTwice += r.chargedTwice
 		tot.costOff += r.costOff
 		tot.stopsLeft += r.stopsLeft
+		tot.doneTwice += r.doneTwice
 		tot.costRecorded += r.costRecorded
 		tot.costTrue += r.costTrue
 		tot.recMax = max(tot.recMax, r.recMax)
 	}
-	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", "total", tot.trials, tot.msgs, tot.answered, tot.lost, tot.doubled,
-		tot.uncertainTold, tot.otherTold, tot.reruns, tot.finishedReruns, tot.chargedTwice, tot.costOff, tot.stopsLeft, tot.orphans, tot.unfinished, "", dur(tot.recMax))
+	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", "total", tot.trials, tot.msgs, tot.answered, tot.lost, tot.doubled,
+		tot.uncertainTold, tot.otherTold, tot.reruns, tot.finishedReruns, tot.chargedTwice, tot.costOff, tot.stopsLeft, tot.doneTwice, tot.orphans, tot.unfinished, "", dur(tot.recMax))
 	tw.Flush()
 	fmt.Fprintf(w, "ledger: $%.6f recorded, $%.6f the turns' true cost\n", tot.costRecorded, tot.costTrue)
 }

@@ -92,8 +92,21 @@ func commandTable() []command {
 				"Validate and Configure, WatchStatus, a clean exit on SIGTERM without warnings; then per\n" +
 				"kind: a channel's inbound delivery, ack and redelivery, sends up to its declared limit and\n" +
 				"its optional capabilities; a command plugin's command list and, with -exec, its answer to\n" +
-				"a command; a hook's answer. One line per\n" +
-				"check; exit 0 when all pass (skips allowed), 1 when one fails, 2 on bad usage.\n\n" +
+				"a command; and:\n" +
+				"  before_agent_start  a hook's answer (context for the turn)\n" +
+				"  message_received    an answer to an ordinary message, the same for a repeated call\n" +
+				"                      id; a drop says why; a note that replaces names its attachment\n" +
+				"  message_sending     an answer to an ordinary reply, the same for a repeated call id;\n" +
+				"                      no empty media\n" +
+				"  agent_end           an answer to a finished turn, also to a repeated call id\n" +
+				"  list_tools          valid names, descriptions, object input schemas\n" +
+				"  call_tools          each tool called with arguments from its schema answers within\n" +
+				"                      the timeout, alike for a repeated call id\n" +
+				"A hook that answers its call with an error fails its check, and so does a tool plugin\n" +
+				"whose every tool returns an error (a tool error, Result.IsError, is an answer):\n" +
+				"one that answers only errors does nothing.\n" +
+				"Each call runs within -timeout. One line per check; exit 0 when all pass (skips\n" +
+				"allowed), 1 when one fails, 2 on bad usage.\n\n" +
 				"Flags (before or after PATH):\n" +
 				"  -config-json JSON|@FILE  the plugin's config {} block as JSON (default {}; the schema's\n" +
 				"                           defaults are filled in)\n" +
@@ -122,6 +135,20 @@ func commandTable() []command {
 			"Starts the plugin as the host does, asks for its ConfigSchema and stops it. SOURCE is a\nplugin source as in plugin \"x\" { source = \"telegram\" } (the binary clawhost-telegram beside\nclawhost, or in ./bin); PATH names a binary. -json prints the schema as JSON.", nil, pluginCommand},
 		{"plugin descriptor", "", "write the protocol's descriptor set (for plugins in other languages) to standard output",
 			"clawhost plugin descriptor > clawhost.binpb: the google.protobuf.FileDescriptorSet of\nclawhost/v1 with its imports, from which a plugin in Python (or any language with a\nprotobuf runtime) builds its message classes; no checkout, Go or protoc needed.", nil, pluginCommand},
+		{"plugin package", "[-o OUT] [-python PATH] DIR", "package a Python plugin (DIR with __main__.py) as one executable file",
+			"Writes OUT (default ./clawhost-<DIR's name>, mode 0755): a zipapp, as python3 -m zipapp\n" +
+				"makes it, of DIR's .py files and the protocol's descriptor set (" + PythonDescriptor + ", which\n" +
+				"the plugin loads when $CLAWHOST_PROTO_DESCRIPTOR is unset). -python is the interpreter of its\n" +
+				"#! line (default \"/usr/bin/env python3\"): one with grpcio and protobuf (Debian's\n" +
+				"python3-grpcio and python3-protobuf). Put OUT in plugin_dir and check it with\n" +
+				"clawhost plugin test OUT.\n" +
+				"Example: clawhost plugin package -python /usr/bin/python3 -o bin/clawhost-echo examples/python-echo", nil, pluginCommand},
+		{"plugin new", "[-dir DIR] [-sdk CHECKOUT] go tool|hook NAME", "write a Go plugin that builds and passes plugin test as written",
+			"Writes DIR (default ./clawhost-NAME, which must not exist): main.go, a tool plugin offering\n" +
+				"the tool NAME or a message_sending hook, and go.mod. Until the sdk is tagged, -sdk names a\n" +
+				"clawhost checkout that go.mod points the sdk at. Then: cd DIR && go mod tidy && go build &&\n" +
+				"clawhost plugin test ./clawhost-NAME. A channel starts from examples/channel-template, a\n" +
+				"Python plugin from examples/python-echo (clawhost plugin package).", nil, pluginCommand},
 		{"retry", "INSTANCE [-config FILE]", "call the retry a plugin that needs attention offers (\"Show a new QR code\")",
 			"What the status page's button does, through the running host's admin endpoint. Exit 0 when\nthe plugin took the request (clawhost status shows its next report), 1 when the instance is\nunknown, offers no retry or refused it, 2 when the host cannot be reached.", runRetry, nil},
 		{"security audit", "[-config FILE] [-json]", "list the risky settings of the file and the machine, with what to change",

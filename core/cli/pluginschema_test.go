@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/sdk/conformance"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -68,6 +69,25 @@ func TestWriteSchemaMarks(t *testing.T) {
 	for _, want := range []string{"string (sensitive)", "string (listen address)  default \"127.0.0.1:1\""} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestPluginTestHelpListsChecks: `clawhost help plugin test` names every
+// check of the hook and tool kinds (the list comes from the conformance
+// package, so a new check without a line here fails).
+func TestPluginTestHelpListsChecks(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	if code := Main([]string{"help", "plugin", "test"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, checks := range [][]conformance.Check{conformance.HookChecks(), conformance.ReceivedChecks(), conformance.SendingChecks(),
+		conformance.EndChecks(), conformance.ToolChecks()} {
+		for _, c := range checks {
+			if !strings.Contains(out.String(), "  "+c.Name+" ") {
+				t.Errorf("the help does not list the check %s:\n%s", c.Name, out.String())
+			}
 		}
 	}
 }

@@ -37,7 +37,7 @@ type pluginTestOptions struct {
 }
 
 // pluginCommand is `clawhost plugin SUBCOMMAND ...`: test, schema,
-// descriptor.
+// descriptor, package, new.
 func pluginCommand(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "schema" {
 		return pluginSchema(args[1:], stdout, stderr)
@@ -45,11 +45,17 @@ func pluginCommand(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "descriptor" {
 		return pluginDescriptor(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "package" {
+		return pluginPackage(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "new" {
+		return pluginNew(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "test" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 			return help([]string{"plugin"}, stdout, stderr)
 		}
-		fmt.Fprintln(stderr, "clawhost plugin: want \"clawhost plugin test PATH\", \"clawhost plugin schema SOURCE|PATH\" or \"clawhost plugin descriptor\"")
+		fmt.Fprintln(stderr, "clawhost plugin: want \"clawhost plugin test PATH\", \"clawhost plugin schema SOURCE|PATH\", \"clawhost plugin descriptor\" or \"clawhost plugin package DIR\"")
 		fmt.Fprintln(stderr)
 		writeUsage(stderr)
 		return 2

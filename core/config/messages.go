@@ -72,7 +72,9 @@ type Messages struct {
 	// 0.15 s after the reply's first streamed words (a reply done sooner
 	// is just sent) and edited at most once a second as it grows (channels
 	// that cannot edit get "blocks"); "off" — the whole reply once the
-	// turn ends. Default "auto".
+	// turn ends. Default "auto". While a message_sending hook is enabled
+	// every setting acts as "off": the chat is shown nothing the hooks
+	// have not seen (docs/hooks.md).
 	Streaming string `hcl:"streaming,optional"`
 
 	// Verbose shows the agent's tool use as progress lines in the chat

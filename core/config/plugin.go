@@ -102,10 +102,13 @@ type Plugin struct {
 	// queue.mode. A host setting: changing it does not restart the plugin.
 	QueueMode string `hcl:"queue_mode,optional"`
 
-	// OnError is what a failing message_received hook of this instance
-	// does to the message (on_error): "skip" (the default) passes it on
-	// as the previous hooks left it; "drop" drops it and tells the sender
-	// it could not be handled. A hook fails when it answers with an error,
+	// OnError is what a failing hook of this instance does (on_error):
+	// "skip" (the default) passes the message or reply on as the previous
+	// hooks left it; "drop" drops a message_received hook's message and
+	// tells the sender it could not be handled; "hold" fails closed: a
+	// message_sending hook's reply waits until the hook answers again (the
+	// chat is told it is held), and a message_received hook's message is
+	// dropped as with "drop". A hook fails when it answers with an error,
 	// does not answer within messages.hook_timeout, or is not running. A
 	// host setting: changing it does not restart the plugin.
 	OnError string `hcl:"on_error,optional"`
@@ -138,7 +141,7 @@ type ConfigBlock struct {
 }
 
 // HookOnError are the values a plugin's on_error accepts.
-var HookOnError = []string{"skip", "drop"}
+var HookOnError = []string{"skip", "drop", "hold"}
 
 func defaultPlugin() *Plugin {
 	return &Plugin{Enabled: true, StartTimeout: DefaultStartTimeout, ToolTimeout: DefaultToolTimeout}

@@ -439,3 +439,20 @@ func TestPluginSchema(t *testing.T) {
 		t.Errorf("the web chat's schema has no sensitive access_token: %s", out)
 	}
 }
+
+// TestPluginRelativePath: `clawhost plugin schema` and `clawhost plugin
+// test` take a plugin binary by a path relative to the working directory
+// (the plugin starts in a directory of its own, so the path must not be
+// looked up from there).
+func TestPluginRelativePath(t *testing.T) {
+	t.Parallel()
+	dir := binDir(t)
+	for _, args := range [][]string{{"plugin", "schema", "./clawhost-whoami-tool"}, {"plugin", "test", "./clawhost-whoami-tool"}} {
+		cmd := exec.Command(filepath.Join(dir, "clawhost"), args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "whoami") {
+			t.Errorf("clawhost %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}

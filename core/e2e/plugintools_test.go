@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
@@ -203,5 +204,68 @@ func TestPluginToolApprovedAlways(t *testing.T) {
 	}
 	if len(questions) != 1 {
 		t.Errorf("asked %d times, want once (Always)", len(questions))
+	}
+}
+
+// TestKill9ToolSideEffectOnce: clawhost is SIGKILLed mid-turn after a
+// plugin tool with a side effect (whoami's note: a line in notes.txt) ran
+// and claude is waiting for the model's next answer; after the restart
+// the journal runs the turn again, claude makes the same call, and the
+// host answers it with the stored result: the line is written once, and
+// the reply is delivered once.
+func TestKill9ToolSideEffectOnce(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	srv := telegramtest.NewServer(tgToken)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "workspace")
+	d := Start(t, Host{
+		Dir: dir,
+		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": ws, "timeout": "60s",
+			"tools": []string{"whoami.note"}, "allowed_tools": []string{"mcp__clawhost__whoami__note"}}),
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
+		Admin:    Attrs{"listen": ""},
+		Messages: Attrs{"streaming": "off"},
+		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint()), {Name: "whoami", Source: "whoami-tool"}},
+	})
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	note := whoamiTool("note", map[string]any{"text": "buy milk"})
+	// The model asks for the note, then takes its time over the answer:
+	// the kill comes while claude waits for it.
+	fake.Enqueue(note, anthropictest.Reply{Text: "never sent", HeaderDelay: 10 * time.Minute})
+	srv.PushText(telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice"), "note: buy milk")
+	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+	defer cancel()
+	r, err := fake.WaitRequest(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := r.LastUserText(); !strings.Contains(res, "noted: buy milk") {
+		t.Fatalf("the tool's result before the kill: %q", res)
+	}
+	_ = d.cmd.Process.Kill()
+	_ = d.cmd.Wait()
+
+	// The re-run: claude makes the same call, then answers.
+	fake.Enqueue(note, anthropictest.Reply{Text: "Noted it once."})
+	d.spawn()
+	tgWaitMessage(t, srv, tgAlice, "Noted it once.")
+	tgSettle(t, srv, 500*time.Millisecond)
+	if n := tgCount(srv, tgAlice, "Noted it once."); n != 1 {
+		t.Errorf("the reply was delivered %d times, want once", n)
+	}
+	if r, err := fake.WaitDone(ctx, 4); err != nil || !strings.Contains(r.LastUserText(), "noted: buy milk") {
+		t.Errorf("the re-run's tool result: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(ws, "notes.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "buy milk\tturn-") {
+		t.Errorf("notes.txt after the kill and the re-run:\n%s\nwant one line, with its idempotency key", b)
 	}
 }

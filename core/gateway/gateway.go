@@ -152,6 +152,9 @@ type Options struct {
 	MemoryFlush turn.MemoryFlush
 	// AgentTools gives the host's MCP tools for a chat (turn.Options).
 	AgentTools func(key sessionkey.Key, m *message.Message) (mcpConfig string, tools []string)
+	// ToolRun tells the host's MCP tools which turn a run serves
+	// (turn.Options).
+	ToolRun func(key sessionkey.Key, m *message.Message, journal int64)
 	// Version is shown by /status.
 	Version string
 	// Schedules serves /schedule; nil: not available.
@@ -276,15 +279,19 @@ func New(opts Options) *Gateway {
 	g.prices = usage.NewPrices(pricesOf(opts.Settings.Budgets))
 	g.turns = turn.New(turn.Options{
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery, g}, Store: opts.Store,
-		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools,
+		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools, ToolRun: opts.ToolRun,
 		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
-		Prices: g.prices,
+		Prices: g.prices, SendingHooked: sendingHooked(opts.Ports, func() []string { return g.settings().Sending.Hooks }),
 	})
 	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
 	g.admission = newAdmission(g)
 	g.agents = newAgents(g)
-	g.sending = sending.New(opts.Ports, g.turns, log)
+	g.sending = sending.New(opts.Ports, g.turns, opts.Clock, log)
 	g.sending.ReportSteps(func(key, line string) { g.work.set(key, "sending", line) })
+	g.sending.ReportHeld(func(r sending.Reply, _ string) {
+		tgt := message.Target{Instance: r.Conversation.Instance, ChatID: r.Conversation.ChatID, ThreadID: r.Conversation.ThreadID}
+		g.background(func() { g.delivery.Notify(r.Conversation.SessionKey, tgt, NoteReplyHeld) })
+	})
 	g.ends = agentend.New(ctx, opts.Ports, opts.Clock, log, opts.AgentEndSpool)
 	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
 		set := g.settings()
@@ -564,4 +571,22 @@ func (nopObserver) SetActiveRuns(int)                       {}
 // admission are the admission stage's settings.
 func (s Settings) admission() admission.Settings {
 	return admission.Settings{Access: s.Access, Rate: s.Rate, Received: s.Received}
+}
+
+// NoteReplyHeld tells a chat that its answer is ready but held: a
+// message_sending hook with on_error = "hold" does not answer.
+const NoteReplyHeld = "⏸ Your answer is ready but held: a check it must pass before it is sent is not answering. It is sent as soon as the check is back."
+
+// sendingHooked reports whether a message_sending hook may shape the
+// replies (turn.Options.SendingHooked): one of hooks (the enabled
+// instances) that is one, or has not described itself yet.
+func sendingHooked(ports sending.Hooks, hooks func() []string) func() bool {
+	return func() bool {
+		for _, inst := range hooks() {
+			if ports.IsSendingHook(inst) {
+				return true
+			}
+		}
+		return false
+	}
 }

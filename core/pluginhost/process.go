@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -83,6 +84,12 @@ func Launch(s ProcessSpec) (*Process, *pluginclient.Plugin, error) {
 // environment is pluginEnv's, the process gets its own process group and
 // Pdeathsig (procRunner), and run_as's credentials when s.user is set.
 func launch(s launchSpec) (*Process, *pluginclient.Plugin, error) {
+	// A relative path is the caller's (`clawhost plugin schema
+	// ./clawhost-x`): the plugin starts in s.Dir, where exec would look
+	// for it otherwise.
+	if abs, err := filepath.Abs(s.Path); err == nil && s.Path != "" {
+		s.Path = abs
+	}
 	exe := s.exe
 	if exe == "" {
 		exe = s.Path

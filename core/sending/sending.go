@@ -5,6 +5,13 @@
 // which delivery sends as the agent's own) or suppress it. What comes out
 // is what the outbox records and sends: a recorded reply is only ever
 // delivered, so a restart never asks the hooks again.
+//
+// A hook that fails is skipped (fail open), unless its plugin block says
+// on_error = "hold" (fail closed): then the reply waits, unrecorded (its
+// journal entry stays in processing), and the hook is asked again with
+// backoff until it answers; the chat is told once that the answer is held.
+// A host that stops meanwhile records nothing: the turn runs again after
+// the restart, and its reply is held again until the hook answers.
 package sending
 
 import (
@@ -15,6 +22,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
@@ -45,7 +53,17 @@ type Settings struct {
 	Hooks []string
 	// Timeout bounds each hook's answer (messages.hook_timeout).
 	Timeout time.Duration
+	// Hold are the hooks whose failure holds the reply until they answer
+	// (on_error = "hold"); nil: every failing hook is skipped.
+	Hold map[string]bool
 }
+
+// Backoff of a held reply: the failing hook is asked again after
+// FirstHoldRetry, the wait doubling up to MaxHoldRetry.
+const (
+	FirstHoldRetry = time.Second
+	MaxHoldRetry   = 30 * time.Second
+)
 
 // Reply is a reply on its way to the outbox.
 type Reply struct {
@@ -63,7 +81,10 @@ type Reply struct {
 type Stage struct {
 	hooks Hooks
 	files Files
+	clock tstime.Clock
 	log   hclog.Logger
+	// held, when set, hears once per reply that a failing hook holds it.
+	held func(r Reply, hook string)
 	// step, when set, hears each hook's own line of what it did
 	// (hook.SendingResponse.Step), by session key.
 	step func(key, line string)
@@ -73,15 +94,22 @@ type Stage struct {
 // /status). Call it before the first Shape.
 func (s *Stage) ReportSteps(f func(key, line string)) { s.step = f }
 
-// New returns the stage over its ports.
-func New(hooks Hooks, files Files, log hclog.Logger) *Stage {
-	return &Stage{hooks: hooks, files: files, log: log.Named("message_sending")}
+// ReportHeld makes Shape call f once for a reply a failing on_error =
+// "hold" hook holds (the gateway tells the chat). Call it before the first
+// Shape.
+func (s *Stage) ReportHeld(f func(r Reply, hook string)) { s.held = f }
+
+// New returns the stage over its ports; clock times the retries of a held
+// reply (nil: the real clock).
+func New(hooks Hooks, files Files, clock tstime.Clock, log hclog.Logger) *Stage {
+	return &Stage{hooks: hooks, files: files, clock: tstime.Or(clock), log: log.Named("message_sending")}
 }
 
 // Shape runs the hooks on r and returns the text to record: r.Text when no
 // hook changed it, "" (with suppressed) when one suppressed it. A hook
 // that fails or times out is skipped: the reply goes on as the previous
-// hook left it. A file a hook added that cannot be saved is left out and
+// hook left it; one in set.Hold is asked again, with backoff, until it
+// answers (Shape blocks meanwhile: the session's next turns wait). A file a hook added that cannot be saved is left out and
 // logged. ctx is the host's: a reply that ends while the host stops is
 // still shaped (the calls do not end with ctx), but when a hook fails
 // after ctx ended (its plugin is being stopped) Shape reports stopped and
@@ -96,6 +124,9 @@ func (s *Stage) Shape(ctx context.Context, set Settings, r Reply) (text string, 
 		}
 		req := hook.SendingRequest{CallID: strconv.FormatInt(r.ID, 10), Conversation: r.Conversation, Agent: r.Key.Agent, Text: text, Format: r.Format}
 		resp, ok, err := s.hooks.MessageSending(call, inst, req, set.Timeout)
+		if err != nil && set.Hold[inst] && ctx.Err() == nil {
+			resp, ok, err = s.hold(ctx, set, r, inst, req, err)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", false, true
@@ -130,4 +161,31 @@ func (s *Stage) Shape(ctx context.Context, set Settings, r Reply) (text string, 
 		}
 	}
 	return text, false, false
+}
+
+// hold asks the on_error = "hold" hook inst again, with backoff, until it
+// answers or ctx ends (then err is the last failure and ctx.Err() is set);
+// the chat hears once that the reply is held.
+func (s *Stage) hold(ctx context.Context, set Settings, r Reply, inst string, req hook.SendingRequest, err error) (hook.SendingResponse, bool, error) {
+	s.log.Warn("message_sending hook failed; the reply is held until it answers (on_error = \"hold\")", "hook", inst, "session", r.Conversation.SessionKey, "id", r.ID, "error", err)
+	if s.held != nil {
+		s.held(r, inst)
+	}
+	wait := FirstHoldRetry
+	for {
+		t, c := s.clock.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return hook.SendingResponse{}, false, err
+		case <-c:
+		}
+		resp, ok, e := s.hooks.MessageSending(context.WithoutCancel(ctx), inst, req, set.Timeout)
+		if e == nil {
+			s.log.Info("message_sending hook answers again; the held reply goes on", "hook", inst, "session", r.Conversation.SessionKey, "id", r.ID)
+			return resp, ok, nil
+		}
+		err = e
+		wait = min(2*wait, MaxHoldRetry)
+	}
 }

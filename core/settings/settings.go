@@ -90,12 +90,27 @@ func hookOrder(cfg *config.Config) []string {
 	return out
 }
 
+// holdingHooks are the enabled plugin instances whose failure holds a
+// reply (on_error = "hold"); nil when none.
+func holdingHooks(cfg *config.Config) map[string]bool {
+	var out map[string]bool
+	for _, p := range cfg.EnabledPlugins() {
+		if p.OnError == "hold" {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[p.Name] = true
+		}
+	}
+	return out
+}
+
 // receivedHooks are the enabled plugin instances in config order with
 // their on_error, the message_received stage's candidates.
 func receivedHooks(cfg *config.Config) []received.Hook {
 	var out []received.Hook
 	for _, p := range cfg.EnabledPlugins() {
-		out = append(out, received.Hook{Instance: p.Name, Drop: p.OnError == "drop"})
+		out = append(out, received.Hook{Instance: p.Name, Drop: p.OnError == "drop" || p.OnError == "hold"})
 	}
 	return out
 }
@@ -116,7 +131,7 @@ func Pipeline(cfg *config.Config) (gateway.Settings, error) {
 		DMScope: sessionkey.DMScope(sess.DMScope), IdentityLinks: sess.IdentityLinks,
 		Turn:     turnSettings(cfg, profiles),
 		Received: received.Settings{Hooks: receivedHooks(cfg), Timeout: msg.HookTimeout.Duration()},
-		Sending:  sending.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration()},
+		Sending:  sending.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration(), Hold: holdingHooks(cfg)},
 		AgentEnd: agentend.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration()},
 		Delivery: delivery.Settings{
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},

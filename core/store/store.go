@@ -67,6 +67,7 @@ type Store interface {
 	Ledger
 	AuditTrail
 	History
+	ToolResults
 	// Close waits for the writes in flight, then releases the storage.
 	// Calling it again returns nil. After Close, writes fail with
 	// [ErrClosed] and reads fail with an error.

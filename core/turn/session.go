@@ -367,6 +367,7 @@ func (t *Turns) memoryFlush(ctx context.Context, set Settings, skey sessionkey.K
 	t.log.Info("running the memory-flush turn before compaction", "session", key, "prompt_tokens", meta.PromptTokens)
 	ov := t.meta().Of(*sess).Overrides()
 	mcp, tools := t.agentTools(skey, m)
+	t.toolRun(skey, m, 0)
 	dir, err := t.workDir(ctx, set, skey)
 	if err != nil {
 		return
@@ -455,6 +456,14 @@ func (t *Turns) agentTools(key sessionkey.Key, m *message.Message) (string, []st
 		return "", nil
 	}
 	return t.opts.AgentTools(key, m)
+}
+
+// toolRun tells the host's tools which turn the next run of claude in m's
+// chat serves (Options.ToolRun).
+func (t *Turns) toolRun(key sessionkey.Key, m *message.Message, journal int64) {
+	if t.opts.ToolRun != nil && m != nil {
+		t.opts.ToolRun(key, m, journal)
+	}
 }
 
 // modelOf is the model to ask for: the session's /model; "default" (an

@@ -50,13 +50,16 @@ type streamer struct {
 	alwaysMu sync.Mutex
 	always   []string
 	id       int64 // the journal entry the live output is recorded for
-	blocks   int   // streamed blocks sent so far
-	tgt      message.Target
-	mode     Streaming
-	verbose  bool
-	opts     reply.Options
-	c        *chunk.Coalescer
-	acc      strings.Builder // the whole streamed text, for the draft
+	// hooked: message_sending hooks shape the replies (Options.SendingHooked),
+	// so tool lines name the tool only.
+	hooked  bool
+	blocks  int // streamed blocks sent so far
+	tgt     message.Target
+	mode    Streaming
+	verbose bool
+	opts    reply.Options
+	c       *chunk.Coalescer
+	acc     strings.Builder // the whole streamed text, for the draft
 	// previewAt is when the draft first shows the streamed text (zero:
 	// no delta yet, or shown: previewed).
 	previewAt time.Time
@@ -83,6 +86,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, skey sessionkey.Key,
 	ov := meta.Overrides()
 	key := skey.String()
 	mcp, tools := t.agentTools(skey, m)
+	t.toolRun(skey, m, id)
 	dir, err := t.workDir(ctx, set, skey)
 	if err != nil {
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "This chat's git worktree could not be made, so the agent did not run; the operator's log says why.", Detail: err.Error()}}, streamed{}
@@ -92,11 +96,15 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, skey sessionkey.Key,
 		model = m.Model // heartbeat { model }
 	}
 	mode := t.streamMode(set, m.Instance)
+	hooked := t.opts.SendingHooked != nil && t.opts.SendingHooked()
+	if hooked {
+		mode = StreamOff // nothing the message_sending hooks have not seen
+	}
 	if m.Scheduled == HeartbeatJob {
 		mode = StreamOff // a heartbeat's acknowledgement is never shown, not even live
 	}
 	s := &streamer{
-		t: t, ctx: ctx, key: key, id: id, tgt: m.Target(), mode: mode, verbose: sess.Verbose || set.Verbose, typing: ty, always: meta.Always,
+		t: t, ctx: ctx, key: key, id: id, tgt: m.Target(), mode: mode, hooked: hooked, verbose: sess.Verbose || set.Verbose, typing: ty, always: meta.Always,
 		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: reply.ShortModel(set.Model), ModelFull: set.Model, Provider: "anthropic"},
 			Heartbeat: m.Scheduled == HeartbeatJob},
 		// Blocks are separate messages, each with balanced code fences; a
@@ -224,9 +232,9 @@ func (s *streamer) event(e runner.Event, res *runner.Result) {
 		case e.Tool == nil:
 		case s.card != nil:
 			// The card shows the step (a verbose card, each step).
-			s.card.step(progressLine(e.Tool))
+			s.card.step(s.progressLine(e.Tool))
 		case s.verbose:
-			s.t.opts.Output.Send(s.key, s.tgt, progressLine(e.Tool), channel.FormatPlain)
+			s.t.opts.Output.Send(s.key, s.tgt, s.progressLine(e.Tool), channel.FormatPlain)
 		}
 	default:
 		if s.mode != StreamOff {
@@ -343,6 +351,17 @@ func (s *streamer) finish(text string) {
 	}
 }
 
+// progressLine is t's step line as this turn shows it: without claude's
+// summary of the call when message_sending hooks shape the replies (the
+// summary is claude's text, which they never saw).
+func (s *streamer) progressLine(t *runner.ToolUse) string {
+	if s.hooked {
+		return progressLine(&runner.ToolUse{Name: t.Name})
+	}
+	return progressLine(t)
+}
+
+// progressLine is the line of a tool step: its name and summary.
 func progressLine(t *runner.ToolUse) string {
 	s := "⚙ " + t.Name
 	if t.Summary != "" {

@@ -384,6 +384,19 @@ type Options struct {
 	// own tools for the chat of m and the tool names to allow; "" for
 	// none.
 	AgentTools func(key sessionkey.Key, m *message.Message) (mcpConfig string, tools []string)
+	// ToolRun, when not nil, is told before each run of claude for the
+	// chat of m which turn the run's plugin tool calls belong to: journal
+	// is the turn's first journal entry (the same when the turn runs again
+	// after a crash, so a call made again gets the same idempotency key),
+	// 0 for a run that is no turn's own (the memory flush: its calls get
+	// no key).
+	ToolRun func(key sessionkey.Key, m *message.Message, journal int64)
+	// SendingHooked, when not nil, reports whether message_sending hooks
+	// may shape the replies (they may redact them). A turn then shows no
+	// text they have not seen: its streaming is off (no draft, no blocks:
+	// the reply is sent whole, after the hooks) and its card names the
+	// tools claude runs without what claude passed them.
+	SendingHooked func() bool
 	// MaxMediaBytes caps one downloaded attachment; zero means 20 MiB.
 	MaxMediaBytes int64
 	// Approvals, when not nil, asks the chat about claude's tool use

@@ -132,7 +132,7 @@ class Proto:
 
 def load_descriptor():
     """Reads the descriptor set of proto/clawhost/v1/plugin.proto: from
-    $CLAWHOST_PROTO_DESCRIPTOR, else from this package (make build puts it
+    $CLAWHOST_PROTO_DESCRIPTOR, else from this package (clawhost plugin package puts it
     into the executable zip next to this file)."""
     path = os.environ.get(DESCRIPTOR_ENV)
     if path:
@@ -140,7 +140,7 @@ def load_descriptor():
             return f.read()
     data = pkgutil.get_data(__name__, DESCRIPTOR_RESOURCE)
     if data is None:
-        raise RuntimeError("no %s next to %s: build the plugin with make build" % (DESCRIPTOR_RESOURCE, __file__))
+        raise RuntimeError("no %s next to %s: package the plugin with clawhost plugin package DIR, or set %s" % (DESCRIPTOR_RESOURCE, __file__, DESCRIPTOR_ENV))
     return data
 
 

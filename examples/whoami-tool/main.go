@@ -7,6 +7,10 @@
 //   - wait waits the given number of seconds, then answers: it shows a
 //     tool that ends when its context does (the host's tool_timeout, a
 //     stopped turn).
+//   - note appends a line to notes.txt in the agent's workspace: a tool
+//     with a side effect, done once per call (the host and the sdk answer
+//     a repeated call's idempotency key themselves; the line carries the
+//     key, so a line written twice for one call would show it).
 //
 // Grant them to an agent with agent { tools = ["whoami.*"] } for a plugin
 // "whoami" { source = "whoami-tool" } block; claude calls them
@@ -18,6 +22,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/clawhost/clawhost/sdk"
@@ -37,6 +43,10 @@ func (tools) Tools(context.Context) ([]tool.Spec, error) {
 		Name:        "wait",
 		Description: "Waits the given number of seconds, then says so.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number","description":"how long to wait"}},"required":["seconds"]}`),
+	}, {
+		Name:        "note",
+		Description: "Appends a line of text to notes.txt in your workspace.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"the line to append"}},"required":["text"]}`),
 	}}, nil
 }
 
@@ -61,8 +71,33 @@ func (tools) Call(ctx context.Context, req tool.CallRequest) (tool.Result, error
 		case <-ctx.Done():
 			return tool.Result{}, ctx.Err()
 		}
+	case "note":
+		return note(req)
 	}
 	return tool.Result{}, fmt.Errorf("%w %q", tool.ErrUnknownTool, req.Tool)
+}
+
+// note appends the text and the call's idempotency key to
+// <workspace>/notes.txt.
+func note(req tool.CallRequest) (tool.Result, error) {
+	var in struct {
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(req.Arguments, &in); err != nil || in.Text == "" || strings.ContainsAny(in.Text, "\r\n") {
+		return tool.Result{Text: "give text, one line", IsError: true}, nil
+	}
+	if req.Workspace == "" {
+		return tool.Result{Text: "no workspace to write notes.txt in", IsError: true}, nil
+	}
+	f, err := os.OpenFile(filepath.Join(req.Workspace, "notes.txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("open notes.txt: %w", err)
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "%s\t%s\n", in.Text, req.IdempotencyKey); err != nil {
+		return tool.Result{}, fmt.Errorf("write notes.txt: %w", err)
+	}
+	return tool.Result{Text: "noted: " + in.Text}, nil
 }
 
 func main() {

@@ -19,22 +19,30 @@ import (
 // conversation is the conversation the checks' calls come from.
 var conversation = command.Conversation{SessionKey: "conformance", Instance: "conformance", Channel: "conformance", ChatType: channel.ChatDirect, ChatID: "c1"}
 
+// errorOnly is the failure of a hook that answered the conformance call,
+// an ordinary one, with an error: the host skips (or, with on_error, drops
+// or holds) on every such answer, so a hook that answers only errors does
+// nothing but fail.
+func errorOnly(kind string, err error) error {
+	return fmt.Errorf("%s: answered an ordinary call with an error (%v): a hook that answers only errors is skipped on every call", kind, err)
+}
+
 // twice calls fn twice with the same call id, each under the timeout, and
 // reports a business error (the plugin's own answer) apart.
-func twice[T any](ctx context.Context, tg Target, fn func(context.Context) (T, error)) (first, second T, business string, err error) {
+func twice[T any](ctx context.Context, tg Target, fn func(context.Context) (T, error)) (first, second T, business *channel.Error, err error) {
 	for i := range 2 {
 		cctx, cancel := context.WithTimeout(ctx, tg.timeout())
 		v, err := fn(cctx)
 		cancel()
 		var ce *channel.Error
 		if errors.As(err, &ce) {
-			return first, second, string(ce.Code), nil
+			return first, second, ce, nil
 		}
 		if err != nil {
 			if cctx.Err() != nil {
-				return first, second, "", fmt.Errorf("call %d: no answer within %s: %w", i+1, tg.timeout(), err)
+				return first, second, nil, fmt.Errorf("call %d: no answer within %s: %w", i+1, tg.timeout(), err)
 			}
-			return first, second, "", fmt.Errorf("call %d: %w", i+1, err)
+			return first, second, nil, fmt.Errorf("call %d: %w", i+1, err)
 		}
 		if i == 0 {
 			first = v
@@ -42,7 +50,7 @@ func twice[T any](ctx context.Context, tg Target, fn func(context.Context) (T, e
 			second = v
 		}
 	}
-	return first, second, "", nil
+	return first, second, nil, nil
 }
 
 func checkMessageReceived(ctx context.Context, tg Target) (string, error) {
@@ -57,8 +65,8 @@ func checkMessageReceived(ctx context.Context, tg Target) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("message_received: %w", err)
 	}
-	if code != "" {
-		return "answered with the error " + code, nil
+	if code != nil {
+		return "", errorOnly("message_received", code)
 	}
 	var p problems
 	if !reflect.DeepEqual(a, b) {
@@ -99,8 +107,8 @@ func checkMessageSending(ctx context.Context, tg Target) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("message_sending: %w", err)
 	}
-	if code != "" {
-		return "answered with the error " + code, nil
+	if code != nil {
+		return "", errorOnly("message_sending", code)
 	}
 	var p problems
 	if !reflect.DeepEqual(a, b) {
@@ -132,8 +140,8 @@ func checkAgentEnd(ctx context.Context, tg Target) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("agent_end: %w", err)
 	}
-	if code != "" {
-		return "answered with the error " + code, nil
+	if code != nil {
+		return "", errorOnly("agent_end", code)
 	}
 	return "answered twice for one call id", nil
 }

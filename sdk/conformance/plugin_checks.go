@@ -271,7 +271,7 @@ func checkBeforeAgentStart(ctx context.Context, tg Target) (string, error) {
 		})
 		var ce *channel.Error
 		if errors.As(err, &ce) {
-			return "answered with the error " + string(ce.Code), nil
+			return "", errorOnly("before_agent_start", ce)
 		}
 		if err != nil {
 			return "", fmt.Errorf("before_agent_start: %w", err)

@@ -63,6 +63,7 @@ func checkCallTools(ctx context.Context, tg Target) (string, error) {
 	}
 	var p problems
 	var notes []string
+	called, failed := 0, 0
 	for i, s := range specs {
 		if tool.ValidSpec(s) != nil {
 			continue // list_tools reports it
@@ -88,6 +89,16 @@ func checkCallTools(ctx context.Context, tg Target) (string, error) {
 			continue
 		}
 		notes = append(notes, s.Name+": "+short(answer(first, err1)))
+		// A tool error (Result.IsError) is an answer: the model reads it,
+		// and the checks' arguments and directory may well earn one (the
+		// git plugin outside a repository). An error returned is not.
+		called++
+		if err1 != nil {
+			failed++
+		}
+	}
+	if called > 0 && failed == called {
+		p.addf("every tool answered its call with an error (%s): a tool plugin that answers only errors does nothing for the model", strings.Join(notes, "; "))
 	}
 	return strings.Join(notes, "; "), p.err()
 }

@@ -41,6 +41,16 @@ type Provider interface {
 	// Calls may be concurrent (several chats). A call with a CallID seen
 	// before is a repetition of that call (the host retried it): it must
 	// not act twice, and should answer as the first time.
+	//
+	// Exactly once across a crash: a turn the host's crash interrupted
+	// runs again, and its claude makes its calls again. The host answers
+	// a call it holds a finished result for (same IdempotencyKey) itself,
+	// and the sdk answers a key it saw finish or running in this process
+	// with that call's result, so Call is not called twice for one key in
+	// either case. What remains for the author is a call that was running
+	// when the host died: it comes again with the same IdempotencyKey, and
+	// a tool with a side effect records the key with the effect (in the
+	// same transaction, or before acting) and skips a key it holds.
 	Call(ctx context.Context, req CallRequest) (Result, error)
 }
 
@@ -61,6 +71,14 @@ type Spec struct {
 type CallRequest struct {
 	// CallID is unique per call (see Provider.Call).
 	CallID string
+	// IdempotencyKey is the same for the same call when the host runs the
+	// turn again after a crash: it names the turn (its first journal
+	// entry, on this host's storage), the tool, the arguments (a digest)
+	// and the call's ordinal among the turn's calls of this tool with these
+	// arguments (the second identical call of a turn is a call of its
+	// own). Key a side effect on it (see Provider.Call). "" from a host
+	// older than the field, or for a call outside a turn.
+	IdempotencyKey string
 	// Tool is the Spec.Name called.
 	Tool string
 	// Arguments is the JSON object the model passed.

@@ -75,6 +75,9 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 //	                    working directory and send it with claude's
 //	                    send_file tool, before thinking (#sleep)
 //	#react=<emoji>      react with claude's react tool, before thinking
+//	#note=<text>        call the plugin tool whoami__note (the whoami-tool
+//	                    example on instance "whoami") with text, before
+//	                    thinking
 //
 // The tools are called as claude calls them: the MCP server the host's
 // --mcp-config names (clawhost mcp-schedule) is started with that
@@ -196,6 +199,9 @@ func act(text string) {
 	if emoji, _ := directive(text, "react"); emoji != "" {
 		callTool("react", map[string]any{"emoji": emoji})
 	}
+	if note, _ := directive(text, "note"); note != "" {
+		callTool("whoami__note", map[string]any{"text": note})
+	}
 	if d, ok := directive(text, "sleep"); ok {
 		dur, _ := time.ParseDuration(d)
 		time.Sleep(dur)
@@ -278,7 +284,7 @@ func writeBlocks(assistant func(string), count int, gap time.Duration) string {
 	return last
 }
 
-var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts|ask|sh|stream|cost|limit|sendfile|react)(?:=([^\s\]]+))?`)
+var directiveRE = regexp.MustCompile(`#(sleep|wait|blocks|gap|error|silent|heartbeat-ok|spawn|mark|parts|ask|sh|stream|cost|limit|sendfile|react|note)(?:=([^\s\]]+))?`)
 
 // ask is one Bash use needing permission (#ask): its outcome, "allow",
 // "always", "deny" or "auto" (allowed by an earlier always).

@@ -441,6 +441,7 @@ func (d *DB) Prune(ctx context.Context, before time.Time) (int, error) {
 				LIMIT $2 FOR UPDATE SKIP LOCKED),
 			c AS (DELETE FROM reply_chunks WHERE journal_id IN (SELECT id FROM gone)),
 			l AS (DELETE FROM live_output WHERE journal_id IN (SELECT id FROM gone)),
+			t AS (DELETE FROM tool_results WHERE journal_id IN (SELECT id FROM gone)),
 			r AS (DELETE FROM replies WHERE journal_id IN (SELECT id FROM gone))
 			DELETE FROM journal WHERE id IN (SELECT id FROM gone)`, before.UnixNano(), pruneBatch)
 		if err != nil {

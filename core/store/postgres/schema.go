@@ -266,6 +266,17 @@ ALTER TABLE sessions ADD COLUMN claude_cost_of TEXT NOT NULL DEFAULT '';
 ALTER TABLE reply_chunks ADD COLUMN format TEXT NOT NULL DEFAULT '';
 ALTER TABLE reply_chunks ADD COLUMN attach BYTEA;
 `,
+	// 12: the results of finished plugin tool calls by idempotency key
+	// (store.ToolResults), pruned with the journal entry of their turn.
+	`
+CREATE TABLE tool_results (
+	key        TEXT   PRIMARY KEY,
+	journal_id BIGINT NOT NULL,
+	result     BYTEA  NOT NULL,
+	at         BIGINT NOT NULL
+);
+CREATE INDEX tool_results_journal ON tool_results(journal_id);
+`,
 }
 
 // schemaVersion is the version a database has after Open.

@@ -512,6 +512,7 @@ func (d *DB) Prune(ctx context.Context, before time.Time) (int, error) {
 					`DELETE FROM reply_chunks WHERE journal_id = ?`,
 					`DELETE FROM chunk_texts WHERE journal_id = ?`,
 					`DELETE FROM live_output WHERE journal_id = ?`,
+					`DELETE FROM tool_results WHERE journal_id = ?`,
 					`DELETE FROM replies WHERE journal_id = ?`,
 					`DELETE FROM journal_messages WHERE id = ?`,
 					`DELETE FROM journal WHERE id = ?`,

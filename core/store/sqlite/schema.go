@@ -295,6 +295,17 @@ ALTER TABLE sessions ADD COLUMN claude_cost_of TEXT NOT NULL DEFAULT '';
 ALTER TABLE chunk_texts ADD COLUMN format TEXT NOT NULL DEFAULT '';
 ALTER TABLE chunk_texts ADD COLUMN attach BLOB;
 `,
+	// 16: the results of finished plugin tool calls by idempotency key
+	// (store.ToolResults), pruned with the journal entry of their turn.
+	`
+CREATE TABLE IF NOT EXISTS tool_results (
+	key        TEXT    PRIMARY KEY,
+	journal_id INTEGER NOT NULL,
+	result     BLOB    NOT NULL,
+	at         INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tool_results_journal ON tool_results(journal_id);
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

@@ -81,6 +81,7 @@ var cases = []struct {
 	{"Ledger", testLedger},
 	{"Audit", testAudit},
 	{"History", testHistory},
+	{"ToolResults", testToolResults},
 	{"PairingGuesses", testPairingGuesses},
 	{"Recover", testRecover},
 	{"Prune", testPrune},

@@ -102,6 +102,10 @@ type Server struct {
 	// plugin built before it: tests of the host's unary calls set it.
 	NoCallStream bool
 
+	// once remembers the tool calls this process answered, by
+	// idempotency key.
+	once onceCalls
+
 	mu         sync.Mutex
 	configured bool
 	// described is configured, readable without mu.

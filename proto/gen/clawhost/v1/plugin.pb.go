@@ -5371,9 +5371,17 @@ type CallToolRequest struct {
 	// workdir is the chat's own directory (absolute), as in ExecuteRequest:
 	// its worktree when the agent has worktrees, else the workspace; empty
 	// when the host knows none.
-	Workdir       string `protobuf:"bytes,8,opt,name=workdir,proto3" json:"workdir,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Workdir string `protobuf:"bytes,8,opt,name=workdir,proto3" json:"workdir,omitempty"`
+	// idempotency_key is the same for the same call of a turn run again
+	// (after the host's crash the journal runs an interrupted turn again):
+	// the turn (its first journal entry), the tool, a digest of the
+	// arguments and the call's ordinal among the turn's calls of this tool
+	// with these arguments. The host answers a key it holds a finished
+	// result for itself, without calling the plugin; a call that was running
+	// when the host died reaches the plugin again with the same key.
+	IdempotencyKey string `protobuf:"bytes,9,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CallToolRequest) Reset() {
@@ -5458,6 +5466,13 @@ func (x *CallToolRequest) GetWorkspace() string {
 func (x *CallToolRequest) GetWorkdir() string {
 	if x != nil {
 		return x.Workdir
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
 	}
 	return ""
 }
@@ -5985,7 +6000,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12*\n" +
 	"\x11input_schema_json\x18\x03 \x01(\tR\x0finputSchemaJson\"@\n" +
 	"\x11ListToolsResponse\x12+\n" +
-	"\x05tools\x18\x01 \x03(\v2\x15.clawhost.v1.ToolSpecR\x05tools\"\x9f\x02\n" +
+	"\x05tools\x18\x01 \x03(\v2\x15.clawhost.v1.ToolSpecR\x05tools\"\xc8\x02\n" +
 	"\x0fCallToolRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12%\n" +
@@ -5994,7 +6009,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x06sender\x18\x05 \x01(\v2\x13.clawhost.v1.SenderR\x06sender\x12\x14\n" +
 	"\x05agent\x18\x06 \x01(\tR\x05agent\x12\x1c\n" +
 	"\tworkspace\x18\a \x01(\tR\tworkspace\x12\x18\n" +
-	"\aworkdir\x18\b \x01(\tR\aworkdir\"8\n" +
+	"\aworkdir\x18\b \x01(\tR\aworkdir\x12'\n" +
+	"\x0fidempotency_key\x18\t \x01(\tR\x0eidempotencyKey\"8\n" +
 	"\bToolFile\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\acaption\x18\x02 \x01(\tR\acaption\"\x9e\x01\n" +
