@@ -94,6 +94,38 @@ func TestUntrustedInputPlugin(t *testing.T) {
 	}
 }
 
+// TestUntrustedInputWithoutBubblewrap: a host that cannot run bubblewrap
+// (none in its PATH) does not start a plugin marked untrusted_input, and
+// `clawhost status` shows it in state no_sandbox with what to do; the
+// host and its other plugins run.
+func TestUntrustedInputWithoutBubblewrap(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	adminAddr := wcFreeAddr(t)
+	h := adminHost(dir, adminAddr)
+	h.Agent = Agent{Attrs: Attrs{"sandbox": "off"}}
+	h.Plugins = append(h.Plugins, Plugin{Name: "clock", Source: "clock-hook", Attrs: Attrs{"untrusted_input": true}})
+	cfgPath := h.Write(t)
+	registerAdmin(cfgPath)
+	cmd := Command(t, cfgPath)
+	empty := t.TempDir()
+	cmd.Env = append(os.Environ(), "PATH="+empty)
+	Run(t, cmd)
+	var out string
+	sdktest.WaitFor(t, "clock in state no_sandbox in clawhost status", func() error {
+		_, out = statusOut(cfgPath)
+		return sdktest.Saw(strings.Contains(out, "no_sandbox"), "status:\n%s", out)
+	})
+	for _, want := range []string{"clock", "untrusted_input", "install bubblewrap"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("clawhost status does not say %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "lo") || strings.Count(out, "no_sandbox") != 1 {
+		t.Errorf("the loopback should run beside it:\n%s", out)
+	}
+}
+
 // outsideTmp is a new directory beside the test's sources (not under /tmp,
 // which every sandbox replaces with a directory of its own), removed at the
 // end of the test.

@@ -95,8 +95,9 @@ func untrustedLoopback(t *testing.T, name string) (Spec, string) {
 }
 
 // TestUntrustedPluginServes: a plugin with untrusted_input runs inside
-// bubblewrap (its process's parent is bwrap, its root not the host's) and
-// works as any other, its binary pinned by sha256 or not.
+// bubblewrap (the process the host started is bwrap) and works as any
+// other: a Go plugin, one whose binary sha256 pins, and a Python zipapp
+// (its interpreter and modules are the system's).
 func TestUntrustedPluginServes(t *testing.T) {
 	if _, err := findBubblewrap(bwrapCommand, nil); err != nil {
 		t.Skip(err)
@@ -111,26 +112,36 @@ func TestUntrustedPluginServes(t *testing.T) {
 	}
 	sum := sha256.Sum256(b)
 	pinned.SHA256 = hex.EncodeToString(sum[:])
-	h.Apply([]Spec{plain, pinned})
-	for _, c := range []struct {
-		inst *Instance
-		addr string
-	}{{h.Instance("plain"), plainAddr}, {h.Instance("pinned"), pinnedAddr}} {
-		st := waitState(t, c.inst, StateReady)
+	specs := []Spec{plain, pinned}
+	type served struct {
+		inst, addr string
+	}
+	checks := []served{{"plain", plainAddr}, {"pinned", pinnedAddr}}
+	// The zipapp is made by make build (CLAWHOST_BIN_DIR), not by testbin.
+	python, pythonAddr := untrustedLoopback(t, "python")
+	python.Path = filepath.Join(binDir(t), "clawhost-python-echo")
+	if _, err := os.Stat(python.Path); err == nil {
+		specs, checks = append(specs, python), append(checks, served{"python", pythonAddr})
+	} else {
+		t.Logf("no Python zipapp plugin (run make build and set CLAWHOST_BIN_DIR): %v", err)
+	}
+	h.Apply(specs)
+	for _, c := range checks {
+		st := waitState(t, h.Instance(c.inst), StateReady)
 		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", st.PID))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if filepath.Base(exe) != "bwrap" {
-			t.Errorf("%s: the host started %s, not bubblewrap", c.inst.spec.Instance, exe)
+			t.Errorf("%s: the host started %s, not bubblewrap", c.inst, exe)
 		}
-		text := "through the sandbox " + c.inst.spec.Instance
+		text := "through the sandbox " + c.inst
 		if err := post(c.addr, text); err != nil {
 			t.Fatal(err)
 		}
 		<-rec.ch
 		if !rec.texts()[text] {
-			t.Errorf("%s: inbound %q not received", c.inst.spec.Instance, text)
+			t.Errorf("%s: inbound %q not received", c.inst, text)
 		}
 	}
 }
