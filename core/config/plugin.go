@@ -89,7 +89,9 @@ type Plugin struct {
 	// else of the host: not data_dir, the config file's directory or any
 	// home directory. It keeps the network. Where bubblewrap cannot run the
 	// plugin is not started (state no_sandbox). Allowed on a channel plugin
-	// too (its state lives in its data directory). Default false.
+	// too (its state lives in its data directory), but the files a reply
+	// attaches from the agent's workspace are not there for it: those sends
+	// fail. Default false.
 	UntrustedInput bool `hcl:"untrusted_input,optional"`
 
 	// ToolTimeout bounds each call of the plugin's agent tools
