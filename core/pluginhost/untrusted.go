@@ -65,8 +65,8 @@ type confinement struct {
 // a missing one is left out) read-only, confine.Scratch empty and its own,
 // then c's grants from the shallowest path down, by name at one depth (so
 // a grant inside a scratch directory or another grant, as a socket
-// directory in /tmp is, lies over it), and
-// the root bwrap made for the mount points read-only.
+// directory in /tmp is, lies over it), and the root bwrap made for the
+// mount points read-only.
 func (c confinement) bwrapArgs(exists func(string) bool) []string {
 	a := append(confine.BubblewrapArgs(seccompFD), "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--dev", "/dev", "--proc", "/proc")
 	for _, p := range confine.SystemGrants() {
@@ -131,9 +131,11 @@ func pathExists(p string) bool {
 	return err == nil
 }
 
-// errNoSandbox is why an untrusted plugin was not started; its text says
-// what to do.
-var errNoSandbox = errors.New("untrusted_input is set and bubblewrap cannot run here; install it (apt-get install bubblewrap, or make bubblewrap) and let it make user namespaces (clawhost doctor), then reload, or remove untrusted_input from the block")
+// errNoSandbox is why an untrusted plugin was not started.
+var errNoSandbox = errors.New("bubblewrap cannot run here")
+
+// noSandboxFix is what the operator does about errNoSandbox.
+const noSandboxFix = "install it (apt-get install bubblewrap, or make bubblewrap) and let it make user namespaces (clawhost doctor), then reload; or remove untrusted_input from the block"
 
 // prepareConfinement returns bubblewrap's path for an untrusted instance
 // that is to run as u ("" for one that is not untrusted) and makes the
@@ -145,7 +147,7 @@ func (i *Instance) prepareConfinement(u *runas.User) (string, error) {
 	}
 	bwrap, err := i.h.findBubblewrap(u)
 	if err != nil {
-		return "", &runError{StateNoSandbox, fmt.Errorf("start plugin %s: refused: %w", i.spec.Instance, err)}
+		return "", &runError{StateNoSandbox, fmt.Errorf("start plugin %s: refused: untrusted_input is set and %w; %s", i.spec.Instance, err, noSandboxFix)}
 	}
 	// Bound at the start: one made later (a workspace's first attachment)
 	// would not be there for the plugin.
@@ -164,14 +166,14 @@ func (h *Supervisor) findBubblewrap(u *runas.User) (string, error) {
 }
 
 // findBubblewrap returns the path of bubblewrap (name, looked up in PATH)
-// after one run of it with the
-// namespaces and filter an untrusted plugin gets, as user u (nil: the
-// host's), so a missing bwrap or a kernel that refuses the namespaces is
-// found before the plugin's start, not as a failed handshake.
+// after one run of it with the namespaces and filter an untrusted plugin
+// gets, as user u (nil: the host's), so a missing bwrap or a kernel that
+// refuses the namespaces is found before the plugin's start, not as a
+// failed handshake.
 func findBubblewrap(name string, u *runas.User) (string, error) {
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("%w (%s not found in PATH)", errNoSandbox, name)
+		return "", fmt.Errorf("%w: %s not found in PATH", errNoSandbox, name)
 	}
 	filter, err := confine.FilterFile()
 	if err != nil {
@@ -192,7 +194,7 @@ func findBubblewrap(name string, u *runas.User) (string, error) {
 		if why == "" {
 			why = err.Error()
 		}
-		return "", fmt.Errorf("%w (bwrap: %s)", errNoSandbox, why)
+		return "", fmt.Errorf("%w: bwrap: %s", errNoSandbox, why)
 	}
 	return path, nil
 }
