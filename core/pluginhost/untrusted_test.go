@@ -9,10 +9,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/internal/confine"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestBwrapArgs: the argv bubblewrap gets for an untrusted plugin: what
@@ -176,5 +181,52 @@ func TestUntrustedWithoutBubblewrap(t *testing.T) {
 				t.Error("the plugin ran unconfined")
 			}
 		})
+	}
+}
+
+// TestUntrustedChecksumIsOfTheBytesThatRun: confined, a binary pinned by
+// sha256 and swapped after its check (renamed over the path, as an update
+// or an attacker would) does not run: bubblewrap is handed the descriptor
+// the host checked, not the path. bwrap cannot bind a file that has lost
+// its name, so that start fails — closed — and the next one finds the new
+// file's checksum wrong (misconfigured). Had the swapped-in script run, its
+// stderr line would be in the error the host logs.
+func TestUntrustedChecksumIsOfTheBytesThatRun(t *testing.T) {
+	if _, err := findBubblewrap(bwrapCommand, nil); err != nil {
+		t.Skip(err)
+	}
+	log := &sdktest.Log{}
+	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: log}), FirstBackoff: 20 * time.Millisecond, MaxBackoff: 400 * time.Millisecond})
+	t.Cleanup(h.Stop)
+	spec, _ := untrustedLoopback(t, "lo")
+	b, err := os.ReadFile(spec.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	dir := t.TempDir()
+	spec.Path = filepath.Join(dir, "clawhost-loopback")
+	sdktest.WriteExecutable(t, spec.Path, b, 0o700)
+	spec.SHA256 = hex.EncodeToString(sum[:])
+	evil := spec.Path + ".new"
+	sdktest.WriteExecutable(t, evil, []byte("#!/bin/sh\necho UNVERIFIED-BYTES-RAN >&2\nexit 3\n"), 0o700)
+	var once sync.Once
+	h.opts.afterVerify = func(path string) {
+		once.Do(func() {
+			if err := os.Rename(evil, path); err != nil {
+				t.Errorf("swap: %v", err)
+			}
+		})
+	}
+	h.Apply([]Spec{spec})
+	st := waitState(t, h.Instance("lo"), StateMisconfigured)
+	if !strings.Contains(st.LastError, "checksum") {
+		t.Errorf("last error %q, want the checksum's", st.LastError)
+	}
+	if strings.Contains(log.String(), "UNVERIFIED-BYTES-RAN") {
+		t.Fatalf("the binary swapped in after the check ran:\n%s", log.String())
+	}
+	if !strings.Contains(log.String(), "before the handshake") {
+		t.Errorf("the start after the swap should have failed before the handshake:\n%s", log.String())
 	}
 }
