@@ -18,7 +18,9 @@
 // A plugin does not inherit the host's environment: it gets PATH, HOME,
 // TMPDIR, USER, LOGNAME, LANG, LC_* and TZ, GOMAXPROCS=1 (pluginDefaults),
 // the variables its plugin block names (Spec.Env) and the host's own (the
-// go-plugin handshake, sdk.EnvLogLevel); see pluginEnv.
+// go-plugin handshake, sdk.EnvLogLevel); see pluginEnv. A plugin whose
+// block sets untrusted_input (Spec.Untrusted) runs inside bubblewrap, with
+// its data dir as HOME and /tmp as TMPDIR (untrusted.go).
 //
 // Inbound messages of channel plugins are handed to the Inbound function;
 // they are acked to the plugin only after it returned nil (the message is
