@@ -427,6 +427,10 @@ plugin "clock" {
 # plugin "transcribe" {
 #   source   = "transcribe-hook"   # voice notes become text before the queue
 #   on_error = "skip"
+#   # It parses what chats sent: run it inside bubblewrap, seeing the system's
+#   # programs, its own data directory and the agents' media, not the host's
+#   # files (docs/security.md). Without bubblewrap it is not started.
+#   untrusted_input = true
 #   config {
 #     command = ["/usr/local/bin/whisper.sh", "{file}"]
 #   }

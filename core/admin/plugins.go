@@ -9,7 +9,8 @@ type Plugin struct {
 	// Source is the plugin source, e.g. "telegram".
 	Source string `json:"source"`
 	// State is the instance's state: starting, ready, needs_attention,
-	// degraded, misconfigured, missing, unresponsive or stopped.
+	// degraded, misconfigured, missing, no_sandbox, unresponsive, standby
+	// or stopped.
 	State string `json:"state"`
 	// LastError is the last error the plugin failed with; empty if none.
 	LastError string `json:"last_error,omitempty"`

@@ -589,6 +589,7 @@ plugin "other" { source = "x" }
 		{"enabled", strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  enabled = false", 1), env},
 		{"start_timeout", strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  start_timeout = \"20s\"", 1), env},
 		{"env added", strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  env = { HTTPS_PROXY = \"http://p:3128\" }", 1), env},
+		{"untrusted_input", strings.Replace(base, `source = "telegram"`, "source = \"telegram\"\n  untrusted_input = true", 1), env},
 	}
 	for _, tt := range changed {
 		if got := fp(tt.src, tt.env); got == ref {

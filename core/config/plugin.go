@@ -79,6 +79,21 @@ type Plugin struct {
 	// user's. Empty: the plugin runs as clawhost's user.
 	RunAs string `hcl:"run_as,optional"`
 
+	// UntrustedInput marks the plugin as handling what chats wrote
+	// (untrusted_input): a hook that parses attachments, a tool that reads
+	// what claude hands it. When true the host starts its process inside
+	// bubblewrap: it sees the system's programs and libraries, its own
+	// binary, its data directory (<data_dir>/plugins/<instance>, the only
+	// place it can write besides a /tmp of its own), the agents' media
+	// directories read-only (where a hook's attachments are), and nothing
+	// else of the host: not data_dir, the config file's directory or any
+	// home directory. It keeps the network. Where bubblewrap cannot run the
+	// plugin is not started (state no_sandbox). Allowed on a channel plugin
+	// too (its state lives in its data directory), but the files a reply
+	// attaches from the agent's workspace are not there for it: those sends
+	// fail. Default false.
+	UntrustedInput bool `hcl:"untrusted_input,optional"`
+
 	// ToolTimeout bounds each call of the plugin's agent tools
 	// (tool_timeout): a call that takes longer is stopped and claude gets
 	// the tool's error saying so. Default "30s". A host setting: changing

@@ -239,9 +239,9 @@ func (p *Plugin) touchesSensitive(r hcl.Range, body hcl.Body, sensitive map[stri
 type sensitiveDiag struct{}
 
 // Fingerprint is a stable hash over everything that makes a running instance
-// of p: source, path, sha256, enabled, start_timeout, env and the evaluated
-// config block (env() calls included, so a changed environment variable
-// changes it). A reload restarts an instance whose fingerprint changed. The
+// of p: source, path, sha256, enabled, start_timeout, env, run_as,
+// untrusted_input and the evaluated config block (env() calls included, so
+// a changed environment variable changes it). A reload restarts an instance whose fingerprint changed. The
 // config block is evaluated without the plugin's schema; a block that does
 // not evaluate hashes its problems instead, so it differs from any valid
 // one. Being a hash, it shows none of the values (env and config may hold
@@ -259,6 +259,7 @@ func (p *Plugin) Fingerprint() string {
 		StartTimeout string            `json:"start_timeout"`
 		Env          map[string]string `json:"env,omitempty"`
 		RunAs        string            `json:"run_as,omitempty"`
+		Untrusted    bool              `json:"untrusted_input,omitempty"`
 		Config       json.RawMessage   `json:"config,omitempty"`
 		ConfigError  string            `json:"config_error,omitempty"`
 	}
@@ -270,6 +271,7 @@ func (p *Plugin) Fingerprint() string {
 		StartTimeout: p.StartTimeout.Duration().String(),
 		Env:          p.Env,
 		RunAs:        p.RunAs,
+		Untrusted:    p.UntrustedInput,
 	}
 	f.Config, f.ConfigError = p.evaluatedConfig()
 	b, _ := json.Marshal(f)

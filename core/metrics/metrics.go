@@ -381,7 +381,7 @@ func newWatchCollector() *watchCollector {
 			[]string{"instance"}, nil),
 		state: prometheus.NewDesc(
 			prometheus.BuildFQName(namespace, "plugin", "state"),
-			"1 for the plugin instance's current state (starting, ready, needs_attention, degraded, misconfigured, missing, unresponsive, stopped).",
+			"1 for the plugin instance's current state (starting, ready, needs_attention, degraded, misconfigured, missing, no_sandbox, unresponsive, standby, stopped).",
 			[]string{"instance", "state"}, nil),
 		warmDesc: prometheus.NewDesc(
 			prometheus.BuildFQName(namespace, "runner", "warm_processes"),

@@ -59,12 +59,7 @@ func execPath(f *os.File) string { return "/proc/self/fd/" + strconv.Itoa(int(f.
 // launch execs and handshakes the plugin.
 func (i *Instance) launch() (*Process, *pluginclient.Plugin, error) {
 	if i.reattach != nil {
-		if i.spec.SHA256 != "" {
-			// A process started by hand has no binary the host opened and
-			// hashed: attaching would run code the pin never checked.
-			return nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %s names it, but its plugin block pins sha256, and a process started by hand cannot be checked against the pin; remove sha256 from the block while debugging, or unset %s", i.spec.Instance, pluginclient.EnvReattach, pluginclient.EnvReattach)}
-		}
-		return i.attach()
+		return i.attachChecked()
 	}
 	path := i.spec.Path
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -73,6 +68,7 @@ func (i *Instance) launch() (*Process, *pluginclient.Plugin, error) {
 		return nil, nil, fmt.Errorf("start plugin %s: binary %s: %w", i.spec.Instance, path, err)
 	}
 	exe := path
+	var verified *os.File
 	if i.spec.SHA256 != "" {
 		f, err := openVerified(path, i.spec.SHA256)
 		if err != nil {
@@ -80,7 +76,7 @@ func (i *Instance) launch() (*Process, *pluginclient.Plugin, error) {
 		}
 		// Held open until the process has started (and exec'd it).
 		defer f.Close()
-		exe = execPath(f)
+		exe, verified = execPath(f), f
 		if i.h.opts.afterVerify != nil {
 			i.h.opts.afterVerify(path)
 		}
@@ -107,6 +103,10 @@ func (i *Instance) launch() (*Process, *pluginclient.Plugin, error) {
 			return nil, nil, fmt.Errorf("start plugin %s: run_as: %w", i.spec.Instance, err)
 		}
 	}
+	bwrap, err := i.prepareConfinement(user)
+	if err != nil {
+		return nil, nil, err
+	}
 	spec := launchSpec{
 		ProcessSpec: ProcessSpec{
 			Path:         path,
@@ -120,6 +120,9 @@ func (i *Instance) launch() (*Process, *pluginclient.Plugin, error) {
 		env:         i.spec.Env,
 		user:        user,
 		socketGroup: sock.Group,
+		verified:    verified,
+		bwrap:       bwrap,
+		confined:    confinement{readOnly: i.spec.ReadOnly},
 		onPID: func(pid int, alive bool) {
 			i.mu.Lock()
 			switch {
@@ -145,6 +148,23 @@ func (i *Instance) launch() (*Process, *pluginclient.Plugin, error) {
 		return nil, nil, fmt.Errorf("start plugin %s: %w", i.spec.Instance, err)
 	}
 	return proc, plug, nil
+}
+
+// attachChecked attaches to the process started by hand that
+// CLAWHOST_REATTACH names for the instance, unless the block asks for what
+// such a process cannot give: a binary checked against sha256, or a
+// sandbox (untrusted_input).
+func (i *Instance) attachChecked() (*Process, *pluginclient.Plugin, error) {
+	if i.spec.SHA256 != "" {
+		// A process started by hand has no binary the host opened and
+		// hashed: attaching would run code the pin never checked.
+		return nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %s names it, but its plugin block pins sha256, and a process started by hand cannot be checked against the pin; remove sha256 from the block while debugging, or unset %s", i.spec.Instance, pluginclient.EnvReattach, pluginclient.EnvReattach)}
+	}
+	if i.spec.Untrusted {
+		// Started by hand, outside any sandbox the host could make.
+		return nil, nil, &runError{StateMisconfigured, fmt.Errorf("start plugin %s: refused: %s names it, but its plugin block sets untrusted_input, and a process started by hand runs unconfined; remove untrusted_input from the block while debugging, or unset %s", i.spec.Instance, pluginclient.EnvReattach, pluginclient.EnvReattach)}
+	}
+	return i.attach()
 }
 
 // defaultStartTimeout bounds a plugin's handshake when its spec sets none.

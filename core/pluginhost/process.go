@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 
+	"github.com/clawhost/clawhost/core/internal/confine"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
@@ -51,6 +52,9 @@ type launchSpec struct {
 	env         []string    // the plugin block's env ("NAME=value")
 	user        *runas.User // run_as; nil: the host's user
 	socketGroup string      // the socket directory's group (run_as)
+	verified    *os.File    // the binary checked against sha256 (exe names it); nil: none
+	bwrap       string      // bubblewrap's path: run confined (untrusted_input); "": not
+	confined    confinement // what bubblewrap grants, but the socket directory
 	onPID       func(pid int, alive bool)
 	onRunner    func(*procRunner) // told the runner before it starts
 }
@@ -120,13 +124,23 @@ func launch(s launchSpec) (*Process, *pluginclient.Plugin, error) {
 			cmd.Args = []string{s.Path}
 			own := append(slices.Clone(tmpl.Env), sdk.EnvLogLevel+"="+s.LogLevel)
 			extra := s.env
+			if s.bwrap != "" {
+				extra = append(sandboxEnv(s.Dir), extra...)
+			}
 			if s.user != nil {
 				extra = append(s.user.Env(), extra...)
 			}
 			cmd.Env = pluginEnv(os.Environ(), extra, own)
 			cmd.Dir = s.Dir
+			if s.bwrap != "" {
+				var err error
+				if cmd, err = s.confine(cmd, dir); err != nil {
+					return nil, err
+				}
+			}
 			r, err := newProcRunner(l, spawnerOnce(), cmd, s.user, s.onPID)
 			if r != nil {
+				r.name = s.Path
 				p.run = r
 				if s.onRunner != nil {
 					s.onRunner(r)
@@ -197,4 +211,26 @@ func (p *Process) Done() <-chan struct{} {
 		return nil
 	}
 	return p.run.exited
+}
+
+// confine makes cmd (the plugin's own command) the command of bubblewrap
+// that runs it as s.confined grants, with the socket directory sockDir
+// writable: the syscall filter on seccompFD, the verified binary (when the
+// block pins sha256) on verifiedFD. procRunner.Start closes the parent's
+// copies of both once bwrap has started.
+func (s launchSpec) confine(cmd *exec.Cmd, sockDir string) (*exec.Cmd, error) {
+	c := s.confined
+	c.path, c.dataDir, c.socketDir, c.verified = s.Path, s.Dir, sockDir, s.verified != nil
+	filter, err := confine.FilterFile()
+	if err != nil {
+		return nil, err
+	}
+	out := exec.Command(s.bwrap)
+	out.Args = append(append([]string{s.bwrap}, c.bwrapArgs(pathExists)...), s.Path)
+	out.Env, out.Dir = cmd.Env, cmd.Dir
+	out.ExtraFiles = []*os.File{filter}
+	if s.verified != nil {
+		out.ExtraFiles = append(out.ExtraFiles, s.verified)
+	}
+	return out, nil
 }

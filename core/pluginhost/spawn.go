@@ -1,6 +1,7 @@
 package pluginhost
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,6 +61,7 @@ type procRunner struct {
 	stdout io.ReadCloser
 	stderr io.ReadCloser
 	tail   *stderrTail // the last lines of stderr, for errors
+	name   string      // the plugin's binary when cmd is another's (bwrap); "": cmd's
 	pid    int
 	// onPID is told the pid once the process started and again, with
 	// alive false, once it has been reaped, so a status never names a
@@ -88,7 +90,13 @@ func newProcRunner(log hclog.Logger, sp *spawner, cmd *exec.Cmd, user *runas.Use
 }
 
 func (r *procRunner) Start(context.Context) error {
-	if err := r.sp.start(r.cmd); err != nil {
+	err := r.sp.start(r.cmd)
+	// The descriptors handed to the child (an untrusted plugin's filter and
+	// verified binary) are its own now.
+	for _, f := range r.cmd.ExtraFiles {
+		_ = f.Close()
+	}
+	if err != nil {
 		return err
 	}
 	r.pid = r.cmd.Process.Pid
@@ -204,7 +212,7 @@ func (r *procRunner) Stderr() io.ReadCloser {
 		io.Closer
 	}{newLogGuard(io.TeeReader(r.stderr, r.tail)), r.stderr}
 }
-func (r *procRunner) Name() string { return r.cmd.Args[0] }
+func (r *procRunner) Name() string { return cmp.Or(r.name, r.cmd.Args[0]) }
 func (r *procRunner) ID() string   { return fmt.Sprint(r.pid) }
 
 // Diagnose is what go-plugin adds to "Unrecognized remote plugin message"

@@ -48,10 +48,17 @@ const (
 	// database serves this channel instance (Options.Gate); Message says
 	// which. It becomes ready when this host takes the channel over.
 	StateStandby State = "standby"
+	// StateNoSandbox: the plugin block sets untrusted_input and bubblewrap
+	// cannot run here (not installed, or the kernel refuses its
+	// namespaces), so the plugin is not started: it never runs
+	// unconfined. A reload tries again.
+	StateNoSandbox State = "no_sandbox"
 )
 
 // settled reports whether a state waits for a reload instead of a restart.
-func (s State) settled() bool { return s == StateMisconfigured || s == StateMissing }
+func (s State) settled() bool {
+	return s == StateMisconfigured || s == StateMissing || s == StateNoSandbox
+}
 
 // runError is why a run ended in a settled state.
 type runError struct {
@@ -92,6 +99,7 @@ var actions = map[State]string{
 	StateMisconfigured: "fix the instance's plugin block (see last_error), then reload: send SIGHUP to clawhost or restart it",
 	StateMissing:       "build or install the binary (make build), or set path in the plugin block, then reload (SIGHUP)",
 	StateUnresponsive:  "it was killed and restarts by itself; if it repeats, read the plugin's log lines",
+	StateNoSandbox:     "install bubblewrap (apt-get install bubblewrap) and let it make user namespaces (clawhost doctor says how), then reload (SIGHUP); or remove untrusted_input from the plugin block to run it unconfined",
 }
 
 // Status returns a snapshot.

@@ -18,7 +18,9 @@
 // A plugin does not inherit the host's environment: it gets PATH, HOME,
 // TMPDIR, USER, LOGNAME, LANG, LC_* and TZ, GOMAXPROCS=1 (pluginDefaults),
 // the variables its plugin block names (Spec.Env) and the host's own (the
-// go-plugin handshake, sdk.EnvLogLevel); see pluginEnv.
+// go-plugin handshake, sdk.EnvLogLevel); see pluginEnv. A plugin whose
+// block sets untrusted_input (Spec.Untrusted) runs inside bubblewrap, with
+// its data dir as HOME and /tmp as TMPDIR (untrusted.go).
 //
 // Inbound messages of channel plugins are handed to the Inbound function;
 // they are acked to the plugin only after it returned nil (the message is
@@ -70,6 +72,16 @@ type Spec struct {
 	// DataDir is made that user's, HOME, USER and LOGNAME are its, and its
 	// socket directory is its group's.
 	RunAs string
+	// Untrusted runs the plugin inside bubblewrap, granted only the system's
+	// files, its binary, DataDir and ReadOnly (untrusted_input; see
+	// untrusted.go). A host that cannot run bubblewrap does not start it
+	// (StateNoSandbox).
+	Untrusted bool
+	// ReadOnly are directories an untrusted plugin reads besides the
+	// system's: the agents' media directories, where the attachments a hook
+	// is handed are. Each is made (0700) when missing, before the plugin
+	// starts. Ignored unless Untrusted.
+	ReadOnly []string
 	// Fingerprint changes whenever anything about the instance changes;
 	// Apply restarts an instance whose fingerprint changed.
 	Fingerprint string
@@ -140,6 +152,9 @@ type Options struct {
 	// afterVerify, when set (tests), runs between a binary's checksum and
 	// its exec.
 	afterVerify func(path string)
+	// bubblewrap, when set (tests), is looked up instead of bwrap for
+	// untrusted plugins.
+	bubblewrap string
 }
 
 // DefaultStopGrace is how long a stopped plugin (Stop, a reload that

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/clawhost/clawhost/core/internal/confine"
 )
 
 // proc is one claude process.
@@ -190,7 +192,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string, prep *prep
 	}
 	cmd := exec.Command(exe, argv...)
 	if exe != path {
-		f, err := seccompFile()
+		f, err := confine.FilterFile()
 		if err != nil {
 			return nil, newError(KindCrash, err.Error())
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/clawhost/clawhost/core/internal/confine"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
@@ -575,7 +576,7 @@ func TestPruneShowsTheSame(t *testing.T) {
 func sandboxCmd(tb testing.TB, exe string, argv ...string) *exec.Cmd {
 	tb.Helper()
 	cmd := exec.Command(exe, argv...)
-	f, err := seccompFile()
+	f, err := confine.FilterFile()
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package runner
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -89,22 +88,4 @@ func probeSandbox(cfg Config) sandbox {
 		return sandbox{state: "unavailable (bubblewrap failed: " + truncate(why, 200) + ")"}
 	}
 	return sandbox{bwrap: path, state: "bubblewrap"}
-}
-
-// seccompFile is a pipe's read end holding the syscall filter, for bwrap's --seccomp.
-func seccompFile() (*os.File, error) {
-	b, err := confine.Filter()
-	if err != nil {
-		return nil, err
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("seccomp filter: %w", err)
-	}
-	defer w.Close()
-	if _, err := w.Write(b); err != nil {
-		r.Close()
-		return nil, fmt.Errorf("seccomp filter: %w", err)
-	}
-	return r, nil
 }

@@ -62,6 +62,8 @@ func Plugin(cfg *config.Config, p *config.Plugin) pluginhost.Spec {
 		Env:          config.EnvSlice(p.Env),
 		DataDir:      filepath.Join(cfg.DataDir, "plugins", p.Name),
 		RunAs:        p.RunAs,
+		Untrusted:    p.UntrustedInput,
+		ReadOnly:     mediaDirs(cfg, p),
 		Fingerprint:  p.Fingerprint(),
 		Decode: func(s schema.Schema) ([]byte, error) {
 			js, diags := config.DecodePluginConfig(p, s)
@@ -78,6 +80,21 @@ func Plugin(cfg *config.Config, p *config.Plugin) pluginhost.Spec {
 			return buf.String()
 		},
 	}
+}
+
+// mediaDirs are the agents' media directories (<workspace>/media), which
+// an untrusted plugin reads: the attachments a hook is handed are there.
+// None for a plugin that is not confined.
+func mediaDirs(cfg *config.Config, p *config.Plugin) []string {
+	if !p.UntrustedInput {
+		return nil
+	}
+	var out []string
+	for _, a := range cfg.AllAgents() {
+		out = append(out, filepath.Join(a.Workspace, sessionkey.MediaDir))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // hookOrder lists the enabled plugin instances in config order; the gateway

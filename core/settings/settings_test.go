@@ -68,6 +68,43 @@ func TestSpecsCarryPluginEnv(t *testing.T) {
 	}
 }
 
+// TestSpecsCarryUntrustedInput: untrusted_input reaches the plugin host
+// with the agents' media directories (each workspace's once) for the
+// plugin to read; a plugin without it is granted none.
+func TestSpecsCarryUntrustedInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.hcl")
+	src := `agent { workspace = "./ws" }
+agent "b" { workspace = "./wsb" }
+agent "c" { workspace = "./ws" }
+plugin "hook" {
+  source          = "x"
+  untrusted_input = true
+}
+plugin "plain" { source = "y" }
+`
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(path)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	specs := map[string]pluginhost.Spec{}
+	for _, s := range Plugins(cfg) {
+		specs[s.Instance] = s
+	}
+	hook, plain := specs["hook"], specs["plain"]
+	want := []string{filepath.Join(dir, "ws", "media"), filepath.Join(dir, "wsb", "media")}
+	if !hook.Untrusted || !slices.Equal(hook.ReadOnly, want) {
+		t.Errorf("untrusted plugin: Untrusted %v, ReadOnly %q, want true and %q", hook.Untrusted, hook.ReadOnly, want)
+	}
+	if plain.Untrusted || plain.ReadOnly != nil {
+		t.Errorf("plain plugin: Untrusted %v, ReadOnly %q, want false and none", plain.Untrusted, plain.ReadOnly)
+	}
+}
+
 func TestMemoryFlushSettings(t *testing.T) {
 	t.Parallel()
 	off := false

@@ -4,7 +4,9 @@
 // and a syscall filter modelled on Docker's default profile. The mounts of the
 // sandbox decide what exists for claude; this package makes the kernel keep it
 // so when a mount is forgotten, and takes away the calls that reach past
-// mounts (open_by_handle_at) or out of every namespace (the keyring).
+// mounts (open_by_handle_at) or out of every namespace (the keyring). A plugin
+// marked untrusted_input (core/pluginhost) gives up what bubblewrap takes
+// (BubblewrapArgs, FilterFile) and sees SystemGrants and Scratch.
 //
 // Two ways in: Filter is the compiled filter alone (bubblewrap per start loads
 // it with --seccomp), and Exec, run as the last program before claude (the

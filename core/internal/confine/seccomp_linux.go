@@ -3,6 +3,7 @@ package confine
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 
@@ -103,4 +104,24 @@ func Filter() ([]byte, error) {
 		b = binary.NativeEndian.AppendUint32(b, r.K)
 	}
 	return b, nil
+}
+
+// FilterFile is a pipe's read end holding Filter, for bubblewrap's --seccomp
+// (hand it to the child in exec.Cmd.ExtraFiles; the filter is smaller than a
+// pipe's buffer, so the write does not wait for a reader). The caller closes it.
+func FilterFile() (*os.File, error) {
+	b, err := Filter()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	defer w.Close()
+	if _, err := w.Write(b); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	return r, nil
 }

@@ -2,7 +2,10 @@
 
 package confine
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // State is what this kernel gives a sandbox: nothing outside Linux (no seccomp
 // filter mode, no Landlock).
@@ -13,3 +16,6 @@ func Filter() ([]byte, error) { return nil, errNoFilter }
 
 // errNoFilter is Filter's answer outside Linux.
 var errNoFilter = errors.New("confine: no syscall filter outside Linux")
+
+// FilterFile is Filter's pipe for bubblewrap: none outside Linux.
+func FilterFile() (*os.File, error) { return nil, errNoFilter }
