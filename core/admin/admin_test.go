@@ -321,6 +321,7 @@ func TestHealthz(t *testing.T) {
 		{"all ready", &fakeSource{snap: Snapshot{Plugins: []Plugin{ready, {Instance: "dc", Ready: true}}}},
 			200, []string{"ok"}, nil},
 		{"no plugins", &fakeSource{}, 200, []string{"ok"}, nil},
+		{"a channel in standby", &fakeSource{snap: Snapshot{Plugins: []Plugin{ready, {Instance: "dc", State: "standby"}}}}, 200, []string{"ok"}, nil},
 		{"one not ready", &fakeSource{snap: Snapshot{Plugins: []Plugin{ready, {Instance: "dc", State: "backoff"}, {Instance: "wa", State: "starting"}}}},
 			503, []string{`"status":"unavailable"`, `"instance":"dc","source":"","state":"backoff"`, `"instance":"wa"`}, []string{`"tg"`, `"ok"`}},
 		{"source silent", &fakeSource{block: true, snap: Snapshot{Plugins: []Plugin{ready}}},

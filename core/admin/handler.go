@@ -238,7 +238,9 @@ func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
 		body = Health{Status: "unavailable", Error: "status source did not answer"}
 	}
 	for _, p := range snap.Plugins {
-		if !p.Ready {
+		// A channel in standby is served by another host: as good as
+		// ready, as on the page and in clawhost status.
+		if !p.Ready && p.State != "standby" {
 			body.Status = "unavailable"
 			body.NotReady = append(body.NotReady, p)
 		}
