@@ -53,7 +53,8 @@ USER clawhost
 ENV HOME=/home/clawhost
 # The status page (admin { listen } in examples/docker/config.hcl: port 8791 of the
 # container, token-protected; publish it on the host's loopback with
-# -p 127.0.0.1:8791:8791). /healthz answers 200 when every enabled plugin is ready.
+# -p 127.0.0.1:8791:8791). /healthz answers 200 when every enabled plugin is ready and one is a channel:
+# a container started without a channel's token is unhealthy, saying so.
 EXPOSE 8791
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 CMD ["clawhost", "healthcheck", "-config", "/etc/clawhost/config.hcl"]
 VOLUME ["/data", "/workspace"]

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/internal/installpath"
 	"github.com/clawhost/clawhost/core/pluginhost"
 )
@@ -16,7 +17,8 @@ import (
 // its state (its error is the line before: a web chat whose port another process holds, a token the platform
 // refuses), which /healthz (503) and clawhost status (exit 1) also say.
 // Nothing is logged when all are ready. It returns early at Shutdown. A
-// plugin of another release than clawhost is warned of first.
+// plugin of another release than clawhost is warned of first, and a host
+// none of whose enabled plugins is a channel is warned of last.
 func (h *Host) reportStart() {
 	h.warnOtherReleases()
 	var longest time.Duration
@@ -28,9 +30,10 @@ func (h *Host) reportStart() {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		starting, bad := false, []string(nil)
+		starting, bad, described := false, []string(nil), []admin.Plugin(nil)
 		for _, inst := range h.plugins.Instances() {
 			st := inst.Status()
+			described = append(described, admin.Plugin{Kinds: st.Description.Kinds()})
 			switch st.State {
 			case pluginhost.StateStarting:
 				starting = true
@@ -43,6 +46,9 @@ func (h *Host) reportStart() {
 		if !starting {
 			if len(bad) > 0 {
 				h.log.Warn("clawhost is degraded: plugins are not ready after the start (/healthz answers 503; clawhost status says what to do)", "plugins", strings.Join(bad, "; "))
+			}
+			if c := admin.ChannelsOf(described); c.State != admin.ChannelsOK {
+				h.log.Warn("clawhost is not healthy: "+c.LastError+" (/healthz answers 503)", "to_do", c.Action)
 			}
 			return
 		}

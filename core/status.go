@@ -42,6 +42,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		p.Kinds = st.Description.Kinds()
 		snap.Plugins = append(snap.Plugins, p)
 	}
+	snap.Channels = admin.ChannelsOf(snap.Plugins)
 	snap.Doctor = h.doctor.view()
 	for _, p := range h.cfg.Plugins {
 		if !p.Enabled {

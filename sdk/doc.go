@@ -164,7 +164,9 @@
 //	})
 //
 // Degraded says it is trying and failing by itself (the platform is
-// unreachable); report Ready again when it recovers. With an Attention (a
+// unreachable); report Ready again when it recovers. Starting says a step
+// on the way to ready that is not a failure (logging in after a device was
+// linked): the host logs it at INFO, not as an error. With an Attention (a
 // QR code, a pairing code, a link) and its Retry label, set Plugin.Retry:
 // the operator's "retry" calls it.
 //

@@ -33,7 +33,8 @@
 //
 // /healthz is the one route open without the token: it answers 200 "ok"
 // or 503 "unavailable" and nothing else. With the token it also lists the
-// instances not ready, their errors and what to do.
+// instances not ready, their errors and what to do, and says when no
+// enabled plugin is a channel.
 //
 // Binding beyond loopback without TLS is refused ([Start] fails; `clawhost
 // validate` reports it at admin.listen): the token would cross the
@@ -44,7 +45,8 @@
 //
 //	GET  /                 HTML status page, refreshes itself every 5 s
 //	GET  /status.json      the [Snapshot] as JSON
-//	GET  /healthz          200 "ok" when every plugin is ready, else 503
+//	GET  /healthz          200 "ok" when every plugin is ready and one is a
+//	                       channel, else 503
 //	GET  /metrics          the Prometheus handler (404 when none)
 //	GET  /pairing          pending pairing codes as JSON (404 without Pairing)
 //	POST /pairing/approve  approve a code: form or JSON {"code": "..."}
@@ -186,6 +188,9 @@ type Snapshot struct {
 	// nil when the source does not know (not ready when set and not ok).
 	Agent *AgentHealth `json:"agent,omitempty"`
 	Store *StoreHealth `json:"store,omitempty"`
+	// Channels says whether an enabled plugin is a channel ([ChannelsOf]);
+	// nil when the source does not know (not healthy when set and not ok).
+	Channels *ChannelHealth `json:"channels,omitempty"`
 	// PendingPairings are the senders waiting for an owner's approval;
 	// ApprovedSenders those approved through pairing.
 	PendingPairings []PairingCode    `json:"pending_pairings,omitempty"`

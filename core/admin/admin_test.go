@@ -278,6 +278,36 @@ func TestStatusPageEmpty(t *testing.T) {
 	}
 }
 
+// TestChannelsOf: no enabled plugin, or only plugins that described
+// themselves as something else than a channel, is "none" with what to do;
+// a channel, or a plugin not described yet (it may be one), is ok.
+func TestChannelsOf(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		plugins []Plugin
+		want    string
+	}{
+		{"no plugin", nil, ChannelsNone},
+		{"tools only", []Plugin{{Kinds: []string{"tool"}}, {Kinds: []string{"command", "hook"}}}, ChannelsNone},
+		{"a channel among tools", []Plugin{{Kinds: []string{"tool"}}, {Kinds: []string{"channel", "command"}}}, ChannelsOK},
+		{"not described yet", []Plugin{{Kinds: []string{"tool"}}, {State: "missing"}}, ChannelsOK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got := ChannelsOf(c.plugins)
+			if got.State != c.want {
+				t.Fatalf("state %q, want %q", got.State, c.want)
+			}
+			if said := got.LastError != "" && got.Action == NoChannelAction; said != (c.want == ChannelsNone) {
+				t.Errorf("%+v", got)
+			}
+		})
+	}
+}
+
+// TestHealthz: 200 only when the source answered, every plugin is ready
+// and the snapshot does not say that no plugin is a channel.
 func TestHealthz(t *testing.T) {
 	t.Parallel()
 	ready := Plugin{Instance: "tg", State: "running", Ready: true}
@@ -291,10 +321,15 @@ func TestHealthz(t *testing.T) {
 		{"all ready", &fakeSource{snap: Snapshot{Plugins: []Plugin{ready, {Instance: "dc", Ready: true}}}},
 			200, []string{"ok"}, nil},
 		{"no plugins", &fakeSource{}, 200, []string{"ok"}, nil},
+		{"a channel in standby", &fakeSource{snap: Snapshot{Plugins: []Plugin{ready, {Instance: "dc", State: "standby"}}}}, 200, []string{"ok"}, nil},
 		{"one not ready", &fakeSource{snap: Snapshot{Plugins: []Plugin{ready, {Instance: "dc", State: "backoff"}, {Instance: "wa", State: "starting"}}}},
 			503, []string{`"status":"unavailable"`, `"instance":"dc","source":"","state":"backoff"`, `"instance":"wa"`}, []string{`"tg"`, `"ok"`}},
 		{"source silent", &fakeSource{block: true, snap: Snapshot{Plugins: []Plugin{ready}}},
 			503, []string{"did not answer"}, []string{`"ok"`}},
+		{"no channel", &fakeSource{snap: Snapshot{Plugins: []Plugin{{Instance: "git", Ready: true, Kinds: []string{"tool"}}}, Channels: ChannelsOf([]Plugin{{Kinds: []string{"tool"}}})}},
+			503, []string{`"status":"unavailable"`, `"channels":{"state":"none"`, "no channel is configured", "enable a channel plugin in config.hcl"}, []string{`"ok"`}},
+		{"a channel", &fakeSource{snap: Snapshot{Plugins: []Plugin{ready}, Channels: ChannelsOf([]Plugin{{Kinds: []string{"channel"}}})}},
+			200, []string{`"status":"ok"`}, []string{"channels"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -217,10 +217,14 @@ type Health struct {
 	// Agent and Store, with the token only, when either is not ok.
 	Agent *AgentHealth `json:"agent,omitempty"`
 	Store *StoreHealth `json:"store,omitempty"`
+	// Channels, with the token only, when no enabled plugin is a channel:
+	// what is wrong and what to do.
+	Channels *ChannelHealth `json:"channels,omitempty"`
 }
 
 // healthz serves GET /healthz: 200 with {"status":"ok"} when the source
-// answered, every plugin is ready (also when no plugin is enabled), the
+// answered, every plugin is ready, one of them is a channel (the
+// snapshot's Channels item: a host with none takes no message in), the
 // agent is ready and the store not degraded, else 503 with
 // "unavailable". It is the one route open without the
 // token, for supervisors and load balancers, and then says only that:
@@ -234,7 +238,9 @@ func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
 		body = Health{Status: "unavailable", Error: "status source did not answer"}
 	}
 	for _, p := range snap.Plugins {
-		if !p.Ready {
+		// A channel in standby is served by another host: as good as
+		// ready, as on the page and in clawhost status.
+		if !p.Ready && p.State != "standby" {
 			body.Status = "unavailable"
 			body.NotReady = append(body.NotReady, p)
 		}
@@ -244,6 +250,9 @@ func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
 	}
 	if s := snap.Store; s != nil && s.State != "ok" {
 		body.Status, body.Store = "unavailable", s
+	}
+	if c := snap.Channels; c != nil && c.State != ChannelsOK {
+		body.Status, body.Channels = "unavailable", c
 	}
 	if !authorized(r.Context()) {
 		body = Health{Status: body.Status}

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -190,8 +191,44 @@ type StoreHealth struct {
 	Action    string    `json:"action,omitempty"`
 }
 
-// healthSections are the status page's agent and store lines.
-const healthSections = `{{with .Snap.Agent}}{{if .Ready}}<p class="meta">claude CLI: <code>{{.Path}}</code>{{if .Version}}, version {{.Version}}{{end}}{{if .Action}} — {{.Action}}{{end}}</p>
+// ChannelHealth is the channels item of the health: whether an enabled
+// plugin serves a chat platform. A host with none takes no message in, so
+// it is not healthy however well the rest runs.
+type ChannelHealth struct {
+	// State is "ok" when an enabled plugin is a channel, or may be one
+	// (it has not described itself yet), and "none" when none is.
+	State string `json:"state"`
+	// LastError says what is wrong when State is "none".
+	LastError string `json:"last_error,omitempty"`
+	// Action is what to do when State is "none".
+	Action string `json:"action,omitempty"`
+}
+
+// Channel states.
+const (
+	ChannelsOK   = "ok"
+	ChannelsNone = "none"
+)
+
+// NoChannelAction is what to do when no enabled plugin is a channel.
+const NoChannelAction = `enable a channel plugin in config.hcl: a plugin block with source = "telegram", "discord", "slack", "whatsapp" or "webchat" (or a third party's) whose enabled is true — clawhost init writes one, and the disabled ones are listed with why — then clawhost reload`
+
+// ChannelsOf is the channels item of the enabled plugins: "none" when no
+// plugin is enabled, or every one has described itself and none is a
+// channel. A plugin that has not described itself yet (starting, its
+// binary missing: no kinds) may be one; its own state says what is wrong.
+func ChannelsOf(plugins []Plugin) *ChannelHealth {
+	for _, p := range plugins {
+		if len(p.Kinds) == 0 || slices.Contains(p.Kinds, "channel") {
+			return &ChannelHealth{State: ChannelsOK}
+		}
+	}
+	return &ChannelHealth{State: ChannelsNone, LastError: "no channel is configured: no enabled plugin serves a chat platform, so no message can reach the agent", Action: NoChannelAction}
+}
+
+// healthSections are the status page's channels, agent and store lines.
+const healthSections = `{{with .Snap.Channels}}{{if eq .State "none"}}<div class="bad"><p><b>{{.LastError}}.</b> What to do: {{.Action}}.</p></div>
+{{end}}{{end}}{{with .Snap.Agent}}{{if .Ready}}<p class="meta">claude CLI: <code>{{.Path}}</code>{{if .Version}}, version {{.Version}}{{end}}{{if .Action}} — {{.Action}}{{end}}</p>
 {{else}}<div class="bad"><p><b>The agent cannot work: {{.LastError}}.</b> {{.Action}}.</p></div>
 {{end}}{{end}}{{with .Snap.Store}}{{if eq .State "degraded"}}<div class="bad"><p><b>The store is degraded since {{$.Stamp .Since}}: {{.LastError}}.</b> {{.Action}}.</p></div>
 {{end}}{{end}}`

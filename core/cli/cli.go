@@ -180,7 +180,7 @@ func commandTable() []command {
 				"then those that wait for a restart of clawhost (an agent's command, workspace, sandbox, run_as;\n" +
 				"storage, admin, data_dir, plugin_dir, log settings); or \"refused\" with the diagnostics (the\n" +
 				"running set is kept). Exit 0 applied, 1 refused, 2 when the host cannot be reached.", reloadCommand, nil},
-		{"healthcheck", "[-config FILE]", "exit 0 when the running host's /healthz answers 200 (every enabled plugin ready), else 1",
+		{"healthcheck", "[-config FILE]", "exit 0 when the running host's /healthz answers 200 (every enabled plugin ready, one a channel), else 1",
 			"For a container's HEALTHCHECK or a supervisor: GET /healthz on the admin endpoint (admin { listen }\n" +
 				"in the file, or data_dir/admin.json when the file does not load). Nothing is printed when\n" +
 				"healthy; otherwise the answer or the error goes to stderr.", healthcheckCommand, nil},

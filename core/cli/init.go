@@ -174,10 +174,9 @@ func runClaudeInTerminal(ctx context.Context, claude, configDir string, out io.W
 }
 
 // channelCatalog is init's setup.Catalog: each clawhost-<source> of
-// channelCatalog is init's setup.Catalog: each clawhost-<source> of
-// pluginDir that init does not know by name, started through the one
-// launcher (Supervisor.Check: nothing configured, no network) for its
-// description, setup text and config schema; the channel plugins among them.
+// pluginDir, started through the one launcher (Supervisor.Check: nothing
+// configured, no network) for its description, setup text and config
+// schema; the channel plugins among them.
 func channelCatalog(ctx context.Context, pluginDir string) (map[string]setup.CatalogEntry, error) {
 	entries, err := os.ReadDir(pluginDir)
 	if err != nil {
@@ -189,7 +188,7 @@ func channelCatalog(ctx context.Context, pluginDir string) (map[string]setup.Cat
 	for _, e := range entries {
 		src, ok := strings.CutPrefix(e.Name(), config.BinaryPrefix)
 		info, ierr := e.Info()
-		if !ok || src == "" || strings.Contains(src, ".") || setup.OwnChannel(src) || ierr != nil || !info.Mode().IsRegular() || info.Mode()&0o111 == 0 {
+		if !ok || src == "" || strings.Contains(src, ".") || ierr != nil || !info.Mode().IsRegular() || info.Mode()&0o111 == 0 {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)

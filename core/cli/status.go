@@ -21,8 +21,8 @@ import (
 // state, last error and what to do, a refused last reload with its
 // diagnostics and, with a shared database, the hosts and their leases,
 // read from its admin endpoint. Exit 0 when every plugin and the agent
-// are ready, the store is not degraded and the last reload was not
-// refused, 1 otherwise, 2 when the host cannot be reached (not running, or
+// are ready, one plugin is a channel, the store is not degraded and the
+// last reload was not refused, 1 otherwise, 2 when the host cannot be reached (not running, or
 // admin disabled).
 func status(at hostAt, stdout, stderr io.Writer) int {
 	cfg, ok := loadForHost("status", at, stderr)
@@ -46,6 +46,9 @@ func status(at hostAt, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if st := snap.Store; st != nil && st.State != "ok" {
+		return 1
+	}
+	if c := snap.Channels; c != nil && c.State != admin.ChannelsOK {
 		return 1
 	}
 	for _, p := range snap.Plugins {
@@ -236,9 +239,12 @@ func writeMemory(b *strings.Builder, s admin.Snapshot) {
 	}
 }
 
-// writeHealth writes the agent's and the store's items and the failing
-// checks of the last doctor run from the status page.
+// writeHealth writes the channels', the agent's and the store's items and
+// the failing checks of the last doctor run from the status page.
 func writeHealth(b *strings.Builder, s admin.Snapshot, now time.Time) {
+	if c := s.Channels; c != nil && c.State != admin.ChannelsOK {
+		fmt.Fprintf(b, "channels: NONE: %s\n  to do: %s\n", c.LastError, c.Action)
+	}
 	if a := s.Agent; a != nil {
 		if a.Ready {
 			fmt.Fprintf(b, "agent: ready, claude %s at %s", dash(a.Version), a.Path)
@@ -357,7 +363,7 @@ func indent(s, prefix string) string {
 
 // healthcheckCommand is `clawhost healthcheck`: GET /healthz of the running host (a
 // container's HEALTHCHECK: the image has no curl). Exit 0 when it answers 200 (every
-// enabled plugin ready), 1 otherwise, with the answer or the error on stderr.
+// enabled plugin ready, one a channel), 1 otherwise, with the answer or the error on stderr.
 func healthcheckCommand(inv invocation) int {
 	cfg, ok := loadForHost("healthcheck", inv.host(), inv.stderr)
 	if !ok {

@@ -177,3 +177,19 @@ func TestDataDirsOfABrokenFile(t *testing.T) { // not parallel: t.Setenv
 		t.Errorf("a broken file with data_dir: %q", got)
 	}
 }
+
+// TestFormatStatusNoChannel: a host no enabled plugin of which is a
+// channel says so in clawhost status, with what to do; one with a channel
+// says nothing of it.
+func TestFormatStatusNoChannel(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	out := formatStatus(admin.Snapshot{StartedAt: now, Channels: admin.ChannelsOf(nil)}, now)
+	if !strings.Contains(out, "channels: NONE: no channel is configured") || !strings.Contains(out, "  to do: enable a channel plugin in config.hcl") {
+		t.Errorf("status:\n%s", out)
+	}
+	tg := []admin.Plugin{{Instance: "tg", Ready: true, Kinds: []string{"channel"}}}
+	if out := formatStatus(admin.Snapshot{StartedAt: now, Plugins: tg, Channels: admin.ChannelsOf(tg)}, now); strings.Contains(out, "channels:") {
+		t.Errorf("status with a channel:\n%s", out)
+	}
+}

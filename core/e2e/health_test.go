@@ -615,3 +615,46 @@ func TestValidateProbeAndIDForms(t *testing.T) {
 		t.Errorf("validate -probe, a refused token: exit %d\n%s\n%s", rc, out, errs)
 	}
 }
+
+// TestNoChannelIsNotHealthy: a host none of whose plugins is enabled (a
+// container started without a token) is not healthy: /healthz is 503
+// saying no channel is configured and what to do, clawhost status says it
+// and exits 1, the page shows it and the start's log warns; once a
+// reload enables a channel (the web chat) /healthz is 200.
+func TestNoChannelIsNotHealthy(t *testing.T) {
+	t.Parallel()
+	addr, web := wcFreeAddr(t), wcFreeAddr(t)
+	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}, Plugins: []Plugin{{Name: "web", Source: "webchat",
+		Attrs:  Attrs{"enabled": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "") != ""`)},
+		Config: Attrs{"listen": web}}}}
+	cfg := h.Write(t)
+	d := Launch(t, cfg)
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	code, body := get(t, "http://"+addr+"/healthz")
+	if code != 503 || !strings.Contains(body, `"channels":{"state":"none"`) || !strings.Contains(body, "no channel is configured") ||
+		!strings.Contains(body, "enable a channel plugin in config.hcl") {
+		t.Errorf("/healthz: %d %s", code, body)
+	}
+	var out, errb bytes.Buffer
+	if rc := run([]string{"status", "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(out.String(), "channels: NONE: no channel is configured") {
+		t.Errorf("clawhost status: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"healthcheck", "-config", cfg}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "no channel is configured") {
+		t.Errorf("clawhost healthcheck: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	if _, page := get(t, "http://"+addr+"/"); !strings.Contains(page, "no channel is configured") {
+		t.Errorf("the page does not say no channel is configured:\n%s", page)
+	}
+	d.waitFor(func() bool { return strings.Contains(d.Log(), "clawhost is not healthy: no channel is configured") }, "the start's warning")
+
+	h.Plugins[0].Attrs = nil
+	h.Write(t)
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"reload", "-config", cfg}, &out, &errb); rc != 0 {
+		t.Fatalf("clawhost reload: exit %d\n%s%s", rc, out.String(), errb.String())
+	}
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/healthz"); return code == 200 }, "/healthz 200 with the web chat enabled")
+}

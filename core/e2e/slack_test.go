@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -435,7 +437,19 @@ func TestInitSlackInTerminal(t *testing.T) {
 	t.Cleanup(srv.Close)
 	args := append(e.initArgs(t), "-set", "slack.api_endpoint="+srv.Endpoint())
 	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, args...))
-	term.waitFor("Channels to set up", 0)
+	scr := term.waitFor("Channels to set up", 0)
+	// What the plugin directory holds: init's own channels in its order,
+	// then the other channel plugins sorted, Slack among them; no plugin
+	// that is not a channel (git, memory, voice).
+	m := regexp.MustCompile(`Channels to set up, comma-separated: ([a-z, -]+) \[`).FindStringSubmatch(scr)
+	if m == nil {
+		t.Fatalf("no channel prompt:\n%s", scr)
+	}
+	offered := strings.Split(m[1], ", ")
+	if !strings.HasPrefix(m[1], "telegram, discord, whatsapp, webchat, ") || !slices.Contains(offered, "slack") || !slices.IsSorted(offered[4:]) ||
+		slices.ContainsFunc(offered, func(c string) bool { return c == "git" || c == "memory" || c == "voice" }) {
+		t.Errorf("init offers %q:\n%s", offered, scr)
+	}
 	term.send("slack")
 	term.waitFor("From an app manifest", 0)
 	term.waitFor("- chat:write", 0)
@@ -457,7 +471,7 @@ func TestInitSlackInTerminal(t *testing.T) {
 	term.send("")
 	term.waitFor("Choose 1, 2 or 3", 0)
 	term.send("3")
-	scr := term.waitFor("INIT-EXIT=", 0)
+	scr = term.waitFor("INIT-EXIT=", 0)
 	if !strings.Contains(scr, "INIT-EXIT=0") {
 		t.Fatalf("init failed:\n%s", scr)
 	}

@@ -310,6 +310,16 @@ func TestWhatsAppChannel(t *testing.T) {
 		if _, _, ok := srv.Device(); !ok {
 			t.Errorf("the fake has no linked device")
 		}
+		// A successful link is progress from start to end: logging in
+		// after the scan is "starting" at INFO, no ERROR line.
+		for _, l := range strings.Split(e.d.Log(), "\n") {
+			if strings.Contains(l, "[ERROR]") {
+				t.Errorf("an ERROR line during a successful link: %s", l)
+			}
+		}
+		if !strings.Contains(e.d.Log(), "plugin is starting: message=\"Linked to +") {
+			t.Errorf("the login after the scan is not logged as a step:\n%s", e.d.Log())
+		}
 		// On purpose: idle, the linking's prekey upload and first sync are over.
 		time.Sleep(2 * time.Second)
 		t.Logf("plugin idle after linking: %s", waRSS(waPluginPID(e.d, 0)))

@@ -24,6 +24,9 @@ import (
 //	needs_attention  → StateNeedsAttention: the message is the Action,
 //	                   the Attention is shown as reported
 //	degraded         → StateDegraded, the message as the last error
+//	starting         → StateStarting: a step on the way to ready (logging
+//	                   in after a link), logged at INFO with its message,
+//	                   not an error; calls wait for ready
 //
 // Neither needs_attention nor a reported degraded is restarted: the plugin
 // is up and either waits for a person or retries by itself. The liveness
@@ -69,6 +72,8 @@ func stateOf(st status.Status) State {
 		return StateReady
 	case status.NeedsAttention:
 		return StateNeedsAttention
+	case status.Starting:
+		return StateStarting
 	default:
 		return StateDegraded
 	}
@@ -197,7 +202,7 @@ func (i *Instance) applyReport(gen int, st status.Status) {
 		return // serving() applies it
 	}
 	switch cur {
-	case StateReady, StateNeedsAttention, StateDegraded:
+	case StateReady, StateNeedsAttention, StateDegraded, StateStarting:
 	default:
 		// Unresponsive: the probe killed the process; the run is ending.
 		return
@@ -219,6 +224,8 @@ func (i *Instance) applyReport(gen int, st status.Status) {
 		i.log.Error("plugin degraded", "state", next, "error", i.reportErr(st))
 	case StateNeedsAttention:
 		i.logAttention(st)
+	case StateStarting:
+		i.log.Info("plugin is starting", "message", st.Message)
 	}
 }
 
@@ -229,6 +236,8 @@ func (i *Instance) enter(s State, st status.Status) {
 	switch s {
 	case StateNeedsAttention:
 		i.logAttention(st)
+	case StateStarting:
+		i.log.Info("plugin is starting", "message", st.Message)
 	case StateReady:
 		if f := i.h.opts.OnReady; f != nil {
 			go f(i)
@@ -256,7 +265,7 @@ func (i *Instance) reported(st *Status) {
 		return
 	}
 	switch st.State {
-	case StateReady, StateNeedsAttention, StateDegraded:
+	case StateReady, StateNeedsAttention, StateDegraded, StateStarting:
 		st.Message = i.report.Message
 	default:
 		return // unresponsive: the probe's verdict, not the plugin's

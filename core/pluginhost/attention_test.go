@@ -240,6 +240,68 @@ func TestPluginReportedStates(t *testing.T) {
 	}
 }
 
+// TestReportedStartingIsNotAnError: a running plugin that reports
+// starting (a step on the way to ready: WhatsApp logging in after a link)
+// is shown starting with its message, logged at INFO and never at ERROR,
+// not restarted, and holds calls until it reports ready.
+func TestReportedStartingIsNotAnError(t *testing.T) {
+	var log lockedLog
+	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &log}), Inbound: newRecorder().inbound})
+	t.Cleanup(h.Stop)
+	spec, addrFile := loopbackSpec(t, "lo")
+	h.Apply([]Spec{spec})
+	inst := h.Instance("lo")
+	first := waitState(t, inst, StateReady)
+	ports := h.Ports()
+
+	msg := "Linked to +15550001; logging in."
+	report(t, addrFile, map[string]any{"state": "starting", "message": msg})
+	st := waitState(t, inst, StateStarting)
+	if st.Message != msg || st.LastError != "" || st.PID != first.PID || st.Restarts != 0 {
+		t.Fatalf("starting status %+v", st)
+	}
+	if _, ok := ports.Ready("lo"); ok {
+		t.Fatal("Ready reports an instance that is still starting")
+	}
+	sent := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := ports.Send(ctx, "lo", channel.SendRequest{ChatID: "c1", Text: "after the login"})
+		sent <- err
+	}()
+	report(t, addrFile, map[string]any{"state": "ready"})
+	if err := <-sent; err != nil {
+		t.Fatalf("a send held while starting: %v", err)
+	}
+	waitState(t, inst, StateReady)
+	said := log.String()
+	if strings.Contains(said, "[ERROR]") {
+		t.Errorf("a step on the way to ready logged an error:\n%s", said)
+	}
+	if !strings.Contains(said, "[INFO]  lo: plugin is starting: message=\"Linked to +15550001; logging in.\"") {
+		t.Errorf("the step is not logged at INFO with its message:\n%s", said)
+	}
+}
+
+// lockedLog is a log output written from several goroutines.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 // TestReportBeforeReady: a plugin that knows from the start that it needs
 // attention is never shown ready (OnReady is not called) and its report
 // is there at once.
@@ -282,6 +344,7 @@ func TestStateOf(t *testing.T) {
 		{"", StateReady},
 		{status.NeedsAttention, StateNeedsAttention},
 		{status.Degraded, StateDegraded},
+		{status.Starting, StateStarting},
 		{"something new", StateDegraded},
 	} {
 		if got := stateOf(status.Status{State: tc.in}); got != tc.want {

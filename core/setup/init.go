@@ -54,9 +54,10 @@ type Options struct {
 	// Probe checks a token with its plugin's live checks before it is
 	// written; nil: tokens are written unchecked.
 	Probe Prober
-	// Catalog lists the channel plugins of the plugin directory; those
-	// init does not know by name are offered too, set up from their own
-	// schemas (OtherChannel). Nil: only init's own channels.
+	// Catalog lists the channel plugins of the plugin directory: init
+	// offers those and no other (its own channels among them with their
+	// own questions, the rest set up from their schemas: OtherChannel).
+	// Nil, or a catalog that fails: init's own channels.
 	Catalog     Catalog
 	LinkTimeout time.Duration
 	// LookPath finds a program in PATH (nil: exec.LookPath): init says
@@ -72,7 +73,8 @@ type Options struct {
 	Listen func(network, addr string) (net.Listener, error)
 }
 
-// Channel names init offers, as typed at its prompt.
+// channelNames are the channels init knows by name (its own questions),
+// as typed at its prompt, in the order it offers them.
 var channelNames = []string{"telegram", "discord", "whatsapp", "webchat"}
 
 // Result is what init wrote.
@@ -93,6 +95,9 @@ type session struct {
 	schemas map[string]schema.Schema
 	// setups are their setup texts (CatalogEntry.Setup), by source.
 	setups map[string]string
+	// own are init's own channels offered: those the catalog lists
+	// (all of channelNames without a catalog).
+	own []string
 }
 
 // Run is clawhost init: it completes o.Plan (asking, or from defaults),
@@ -324,10 +329,14 @@ func (s *session) checkGiven(ctx context.Context, p *Plan) error {
 	return nil
 }
 
-// channels asks which channels to set up: init's own, and others (the
-// other channel plugins found).
+// channels asks which channels to set up among those offered: init's
+// own that are installed (s.own), then others (the other channel plugins
+// found, sorted).
 func (s *session) channels(p Plan, others []string) ([]string, error) {
-	names := append(slices.Clone(channelNames), others...)
+	names := append(slices.Clone(s.own), others...)
+	if len(names) == 0 {
+		return nil, fmt.Errorf("init: no channel plugin in %s: install clawhost's plugins there (install.sh, or make build), or name their directory with -plugin-dir", p.PluginDir)
+	}
 	list := strings.Join(names, ", ")
 	def := []string{}
 	if p.TelegramToken != "" || p.DiscordToken == "" && !p.WhatsApp {
@@ -340,6 +349,10 @@ func (s *session) channels(p Plan, others []string) ([]string, error) {
 		def = append(def, "whatsapp")
 	}
 	def = append(def, "webchat")
+	def = slices.DeleteFunc(def, func(c string) bool { return !slices.Contains(names, c) })
+	if len(def) == 0 {
+		def = names[:1]
+	}
 	for {
 		ans, err := s.ask("Channels to set up, comma-separated: "+list, strings.Join(def, ","))
 		if err != nil {

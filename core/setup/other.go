@@ -31,8 +31,8 @@ type OtherChannel struct {
 // Catalog lists the channel plugins of pluginDir with their config
 // schemas and setup texts, by source, read from the plugins without
 // configuring them (the cli launches each clawhost-<source> through the one
-// launcher). The channels init knows by name may be among them; init leaves
-// those out.
+// launcher): every plugin that describes itself as a channel, the ones
+// init knows by name included (it offers those with its own questions).
 type Catalog func(ctx context.Context, pluginDir string) (map[string]CatalogEntry, error)
 
 // CatalogEntry is what init knows of a channel plugin it does not know by
@@ -42,10 +42,6 @@ type CatalogEntry struct {
 	Schema schema.Schema
 	Setup  string
 }
-
-// OwnChannel reports whether init knows the channel of source by name
-// (its own questions); a catalog may skip those.
-func OwnChannel(source string) bool { return slices.Contains(channelNames, source) }
 
 // EnvName is the env file's variable of a plugin's sensitive attribute:
 // SLACK_BOT_TOKEN for source slack, attribute bot_token.
@@ -61,17 +57,21 @@ func EnvName(source, attr string) string {
 	}, source+"_"+attr)
 }
 
-// others are the channel plugins of the catalog init offers beside its
-// own, sorted; their schemas stay in s.schemas.
+// others reads the catalog: init's own channels it lists go to s.own, in
+// init's order; the others are returned sorted, their schemas kept in
+// s.schemas. Without a catalog, or when it fails, s.own is every channel
+// init knows and there are no others.
 func (s *session) others(ctx context.Context, p Plan) []string {
+	s.own = channelNames
 	if s.o.Catalog == nil {
 		return nil
 	}
 	cat, err := s.o.Catalog(ctx, p.PluginDir)
 	if err != nil {
-		s.say("(The other channel plugins in %s could not be listed: %v.)\n", p.PluginDir, err)
+		s.say("(The channel plugins in %s could not be listed: %v.)\n", p.PluginDir, err)
 		return nil
 	}
+	s.own = slices.DeleteFunc(slices.Clone(channelNames), func(c string) bool { _, ok := cat[c]; return !ok })
 	s.schemas, s.setups = map[string]schema.Schema{}, map[string]string{}
 	for src, e := range cat {
 		if !slices.Contains(channelNames, src) && src != "" {

@@ -422,7 +422,7 @@ func TestRunOtherChannel(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	text := out.String()
-	for _, want := range []string{"telegram, discord, whatsapp, webchat, slack", "From an app manifest", "- chat:write", "bot_token", "✗ bot token", "invalid_auth",
+	for _, want := range []string{"comma-separated: telegram, slack [telegram]", "From an app manifest", "- chat:write", "bot_token", "✗ bot token", "invalid_auth",
 		"Enter the settings of slack again", "✓ slack: the bot @clawbot", "✓ scopes"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
@@ -449,5 +449,51 @@ func TestRunOtherChannel(t *testing.T) {
 	}
 	if _, diags := config.Load(res.Files.Config); diags.HasErrors() {
 		t.Errorf("the written config does not load: %v", diags)
+	}
+}
+
+// TestRunOffersInstalledChannels: init offers the channel plugins the
+// plugin directory holds, and those alone — its own channels in their
+// order, then the others sorted — with a default among them; a channel
+// whose plugin is not installed is refused at the prompt.
+func TestRunOffersInstalledChannels(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		catalog map[string]CatalogEntry
+		answer  string
+		prompt  string
+		refused string
+	}{
+		{"webchat and slack", map[string]CatalogEntry{"slack": {Schema: slack.Schema}, "webchat": {}}, "webchat",
+			"Channels to set up, comma-separated: webchat, slack [webchat]", `"discord" is not one of webchat, slack.`},
+		{"every own channel, two others", map[string]CatalogEntry{"zulip": {}, "webchat": {}, "whatsapp": {}, "slack": {Schema: slack.Schema}, "discord": {}, "telegram": {}},
+			"webchat", "Channels to set up, comma-separated: telegram, discord, whatsapp, webchat, slack, zulip [telegram,webchat]", `"irc" is not one of`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			p := plan(t)
+			p.TelegramToken, p.DiscordToken, p.WhatsApp, p.WebChat, p.Workspace = "", "", false, false, ""
+			catalog := func(context.Context, string) (map[string]CatalogEntry, error) { return c.catalog, nil }
+			bad := "discord"
+			if _, ok := c.catalog["discord"]; ok {
+				bad = "irc"
+			}
+			in := strings.NewReader(bad + "\n" + c.answer + "\n~/ws\n3\n")
+			var out bytes.Buffer
+			res, err := Run(context.Background(), Options{Catalog: catalog, Plan: p, Interactive: true, In: in, Out: &out,
+				Getenv: env(map[string]string{"HOME": t.TempDir()}), Now: func() time.Time { return day }})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			for _, want := range []string{c.prompt, c.refused} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("output lacks %q:\n%s", want, out.String())
+				}
+			}
+			if !res.Plan.WebChat || res.Plan.TelegramToken != "" || len(res.Plan.Others) != 0 {
+				t.Errorf("plan %+v", res.Plan)
+			}
+		})
 	}
 }

@@ -61,6 +61,10 @@ type session struct {
 	done   chan struct{} // closed when the session is over
 	paired chan struct{} // closed on PairSuccess
 	linked atomic.Bool   // the device has an account (from the store or PairSuccess)
+	// loggingIn: linked by this session and not connected yet; the
+	// reconnect WhatsApp asks for after a link (a 515 stream error) is
+	// part of the login, not a dropped connection.
+	loggingIn atomic.Bool
 
 	pairOnce, qrOnce, doneOnce sync.Once
 
@@ -184,7 +188,9 @@ func (a *Adapter) handle(ctx context.Context, s *session, evt any) bool {
 		s.setDevice(e.ID)
 		a.me.Store(&identity{PN: e.ID.ToNonAD(), LID: e.LID.ToNonAD()})
 		a.log.Info("linked to the WhatsApp account", "phone", "+"+e.ID.User, "platform", e.Platform)
-		a.status.Report(status.Status{State: status.Degraded, Message: "Linked to +" + e.ID.User + "; logging in."})
+		s.loggingIn.Store(true)
+		// Progress, not a failure: the host logs it at INFO.
+		a.status.Report(status.Status{State: status.Starting, Message: "Linked to +" + e.ID.User + "; logging in."})
 	case *events.PairError:
 		s.finish(ending{kind: endPairError, err: e.Error})
 	case *events.QRScannedWithoutMultidevice:
@@ -195,6 +201,10 @@ func (a *Adapter) handle(ctx context.Context, s *session, evt any) bool {
 		a.connectedAt.Store(0)
 		if !s.linked.Load() {
 			s.finish(ending{kind: endQRTimeout, detail: "WhatsApp closed the linking connection"})
+			return true
+		}
+		if s.loggingIn.Load() {
+			a.status.Report(status.Status{State: status.Starting, Message: "Linked; logging in (WhatsApp restarts the connection after a link)."})
 			return true
 		}
 		a.status.Report(status.Status{State: status.Degraded, Message: "The connection to WhatsApp dropped; reconnecting by itself."})
@@ -223,6 +233,7 @@ func (a *Adapter) handle(ctx context.Context, s *session, evt any) bool {
 // onConnected: logged in; messages flow.
 func (a *Adapter) onConnected(s *session) {
 	s.linked.Store(true)
+	s.loggingIn.Store(false)
 	me := identity{PN: s.cli.Store.GetJID().ToNonAD(), LID: s.cli.Store.GetLID().ToNonAD()}
 	a.me.Store(&me)
 	a.connectedAt.Store(a.now().UnixNano())

@@ -176,16 +176,18 @@ func TestPairSuccessStopsQR(t *testing.T) {
 	c := <-calls
 	phone := types.NewJID("15550000001", types.DefaultUserServer)
 	a.handle(ctx, s, &events.PairSuccess{ID: types.NewADJID(phone.User, 0, 5), LID: types.NewJID("9001", types.HiddenUserServer)})
-	if st := rep.next(t); st.State == status.NeedsAttention || !strings.Contains(st.Message, "+15550000001") {
+	// Logging in after the link is progress, not an error.
+	if st := rep.next(t); st.State != status.Starting || !strings.Contains(st.Message, "+15550000001") {
 		t.Errorf("after pairing: %+v", st)
 	}
 	if me := a.me.Load(); me == nil || me.PN != phone {
 		t.Errorf("identity %+v", me)
 	}
 	c.ch <- time.Time{}
-	// The disconnect of the 515 restart is not a linking timeout now.
+	// The disconnect of the 515 restart is not a linking timeout now,
+	// nor a dropped connection: the login goes on.
 	a.handle(ctx, s, &events.Disconnected{})
-	if st := rep.next(t); st.State != status.Degraded {
+	if st := rep.next(t); st.State != status.Starting {
 		t.Errorf("reconnecting after linking: %+v", st)
 	}
 	select {
@@ -194,6 +196,15 @@ func TestPairSuccessStopsQR(t *testing.T) {
 	case c := <-calls:
 		t.Errorf("another QR wait after pairing (%v)", c.d)
 	default:
+	}
+	// Once logged in, a dropped connection is one again.
+	a.handle(ctx, s, &events.Connected{})
+	if st := rep.next(t); st.State != status.Ready {
+		t.Errorf("logged in: %+v", st)
+	}
+	a.handle(ctx, s, &events.Disconnected{})
+	if st := rep.next(t); st.State != status.Degraded {
+		t.Errorf("dropped after the login: %+v", st)
 	}
 }
 

@@ -174,10 +174,10 @@ func checkWatchStatus(ctx context.Context, tg Target) (string, error) {
 				return "WatchStatus is not implemented: ready while running", nil
 			}
 			switch s.State {
-			case status.Ready, status.NeedsAttention, status.Degraded:
+			case status.Ready, status.NeedsAttention, status.Degraded, status.Starting:
 				return "state " + string(s.State), nil
 			}
-			return "", fmt.Errorf("watch status: unknown state %q (want ready, needs_attention or degraded)", s.State)
+			return "", fmt.Errorf("watch status: unknown state %q (want ready, needs_attention, degraded or starting)", s.State)
 		case <-ctx.Done():
 			return "", fmt.Errorf("watch status: no status within %s (a plugin sends its current status at once)", tg.timeout())
 		}

@@ -15,6 +15,12 @@
 //     button and `clawhost retry <instance>` that call the plugin's Retry.
 //   - Degraded: it is trying and failing by itself (the platform cannot be
 //     reached); the message says why.
+//   - Starting: it is on its way to ready by itself, a step that is
+//     progress and not an error (a device just linked, logging in); the
+//     message says which step. The host shows it as starting, logs it at
+//     INFO and holds calls until the plugin reports Ready. A host older
+//     than this state shows it as it shows any state it does not know:
+//     degraded, with the message.
 //
 // A plugin that never reports is Ready while it runs.
 //
@@ -35,6 +41,7 @@ const (
 	Ready          State = "ready"
 	NeedsAttention State = "needs_attention"
 	Degraded       State = "degraded"
+	Starting       State = "starting"
 )
 
 // AttentionKind is what Attention.Data holds.

@@ -1120,7 +1120,7 @@ func (*WatchStatusRequest) Descriptor() ([]byte, []int) {
 // PluginStatus is what the plugin says about itself.
 type PluginStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// state: ready | needs_attention | degraded.
+	// state: ready | needs_attention | degraded | starting.
 	//
 	//	ready: working.
 	//	needs_attention: it cannot work until a person acts (a token was
@@ -1128,6 +1128,9 @@ type PluginStatus struct {
 	//	  stays up and the host does not restart it. message says what to do.
 	//	degraded: it is trying and failing by itself (the platform cannot be
 	//	  reached); message says why. The host does not restart it either.
+	//	starting: on its way to ready by itself, not a failure (logging in
+	//	  after a link); message says which step. A host that predates it
+	//	  shows it as degraded.
 	State string `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
 	// message is one or two sentences for the operator, without secrets.
 	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
