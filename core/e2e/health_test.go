@@ -227,7 +227,8 @@ func TestClaudeNotLoggedIn(t *testing.T) {
 		if !key {
 			delete(agent.Env, "ANTHROPIC_API_KEY")
 		}
-		d := Launch(t, (&Host{Dir: dir, Agent: agent, Admin: Attrs{"listen": addr}}).Write(t))
+		// A channel: a host without one is not healthy whatever its agent says.
+		d := Launch(t, (&Host{Dir: dir, Agent: agent, Admin: Attrs{"listen": addr}, Plugins: []Plugin{{Name: "lo", Source: "loopback"}}}).Write(t))
 		want := `"not_logged_in"`
 		if key {
 			want = `"api_key"`
@@ -236,8 +237,12 @@ func TestClaudeNotLoggedIn(t *testing.T) {
 			_, body := get(t, "http://"+addr+"/status.json")
 			return strings.Contains(body, want)
 		}, "the agent item: "+want)
-		code, body := get(t, "http://"+addr+"/healthz")
-		if key && code != 200 || !key && (code != 503 || !strings.Contains(body, "claude auth status says it is not logged in")) {
+		if key {
+			// Ready once the channel is too (it may still be starting).
+			d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/healthz"); return code == 200 }, "/healthz 200")
+			continue
+		}
+		if code, body := get(t, "http://"+addr+"/healthz"); code != 503 || !strings.Contains(body, "claude auth status says it is not logged in") {
 			t.Errorf("key %v: /healthz %d %s", key, code, body)
 		}
 	}

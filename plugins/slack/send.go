@@ -90,6 +90,9 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	if req.DisableLinkPreview {
 		opts = append(opts, slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl())
 	}
+	// Kept before the post: a plugin killed between Slack's answer and this line
+	// would forget a thread it did answer in (the reply there then needs a mention).
+	a.noteThread(req.ChatID, req.ThreadID)
 	tctx, wrote := traceWrites(ctx)
 	ch, ts, err := a.api.PostMessageContext(tctx, target, opts...)
 	if err != nil {
@@ -102,7 +105,6 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		a.dm[req.ChatID] = ch
 		a.mu.Unlock()
 	}
-	a.noteThread(req.ChatID, req.ThreadID)
 	if ch != "" && ch != req.ChatID {
 		a.noteThread(ch, req.ThreadID)
 	}
