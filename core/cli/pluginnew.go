@@ -130,6 +130,9 @@ func pluginNew(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "wrote %s in %s; then:\n", strings.Join(names, " and "), *dir)
 	if lang == "python" {
 		out := filepath.Join(filepath.Dir(*dir), "clawhost-"+name)
+		if !filepath.IsAbs(out) && !strings.HasPrefix(out, ".") {
+			out = "./" + out // a path, not a command on $PATH
+		}
 		fmt.Fprintf(stdout, "  clawhost plugin package -python /usr/bin/python3 -o %s %s\n  clawhost plugin test %s%s\n", out, *dir, inject, out)
 		fmt.Fprintln(stdout, "(-python: an interpreter with grpcio and protobuf, e.g. Debian's python3-grpcio and python3-protobuf)")
 		return 0
