@@ -143,12 +143,18 @@ func commandTable() []command {
 				"python3-grpcio and python3-protobuf). Put OUT in plugin_dir and check it with\n" +
 				"clawhost plugin test OUT.\n" +
 				"Example: clawhost plugin package -python /usr/bin/python3 -o bin/clawhost-echo examples/python-echo", nil, pluginCommand},
-		{"plugin new", "[-dir DIR] [-sdk CHECKOUT] go tool|hook NAME", "write a Go plugin that builds and passes plugin test as written",
-			"Writes DIR (default ./clawhost-NAME, which must not exist): main.go, a tool plugin offering\n" +
-				"the tool NAME or a message_sending hook, and go.mod. Until the sdk is tagged, -sdk names a\n" +
-				"clawhost checkout that go.mod points the sdk at. Then: cd DIR && go mod tidy && go build &&\n" +
-				"clawhost plugin test ./clawhost-NAME. A channel starts from examples/channel-template, a\n" +
-				"Python plugin from examples/python-echo (clawhost plugin package).", nil, pluginCommand},
+		{"plugin new", "[-dir DIR] [-sdk CHECKOUT] go|python channel|hook|tool NAME", "write a plugin that builds and passes plugin test as written",
+			"Writes DIR, which must not exist: a channel (its platform a spool directory, as\n" +
+				"examples/channel-template), a message_sending hook that redacts a word, or a tool plugin\n" +
+				"offering the tool NAME.\n" +
+				"go: DIR (default ./clawhost-NAME) holds main.go and go.mod. Until the sdk is tagged, -sdk\n" +
+				"names a clawhost checkout that go.mod points the sdk at. Then: cd DIR && go mod tidy &&\n" +
+				"go build && clawhost plugin test ./clawhost-NAME.\n" +
+				"python: DIR (default ./NAME) holds __main__.py and clawhost_plugin.py, the runtime. Then:\n" +
+				"clawhost plugin package -python /usr/bin/python3 DIR && clawhost plugin test ./clawhost-NAME\n" +
+				"(an interpreter with grpcio and protobuf: Debian's python3-grpcio and python3-protobuf).\n" +
+				"A channel is tested with the inbox's -inject command, which plugin new prints:\n" +
+				"  clawhost plugin test -inject '" + spoolInject + "' ./clawhost-NAME", nil, pluginCommand},
 		{"retry", "INSTANCE [-config FILE]", "call the retry a plugin that needs attention offers (\"Show a new QR code\")",
 			"What the status page's button does, through the running host's admin endpoint. Exit 0 when\nthe plugin took the request (clawhost status shows its next report), 1 when the instance is\nunknown, offers no retry or refused it, 2 when the host cannot be reached.", runRetry, nil},
 		{"security audit", "[-config FILE] [-json]", "list the risky settings of the file and the machine, with what to change",
