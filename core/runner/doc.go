@@ -268,7 +268,9 @@
 //	lifeline.go  the one watcher that kills the unsandboxed claude processes' groups when
 //	             the host dies
 //	sysproc_*.go its process group, its user (run_as) and, on Linux, Pdeathsig
-//	sandbox.go   the bubblewrap sandbox: the mounts, claude's own directories
+//	sandbox.go   the bubblewrap sandbox's policy: what each turn shape may see, claude's
+//	             own directories
+//	mounts.go    the mount list's mechanics: order, pruning, bubblewrap's argv
 //	sandboxprobe.go the probe run of bwrap (ProbeSandbox), a root claude's capabilities
 //	sandboxes.go which sandbox each agent's processes get (one probe per mode and user)
 //	runas.go     what agent.run_as's user must be able to reach
