@@ -162,11 +162,11 @@ func New(cfg *config.Config, opts Options) (*Host, error) {
 		opts.LogOutput = os.Stderr
 	}
 	h := &Host{opts: opts, cfg: cfg, quit: make(chan struct{}), ring: admin.NewErrorRing(admin.DefaultErrorRingSize), started: time.Now(), redact: redact.New(configSecrets(cfg)...)}
-	h.media = mediaprune.New(mediaprune.Options{Logger: h.log})
 	h.log = hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name: "clawhost", Level: hclog.LevelFromString(cfg.LogLevel), Output: h.redact.Writer(opts.LogOutput), JSONFormat: cfg.LogFormat == "json",
 		TimeFormat: LogTimeFormat,
 	})
+	h.media = mediaprune.New(mediaprune.Options{Logger: h.log})
 	h.log.RegisterSink(h.ring)
 	if err := h.provision(); err != nil {
 		if h.plugins != nil {

@@ -328,7 +328,6 @@ func (l lanes) Steer(key string, items []queue.Item) bool {
 	return l.g.turns.Steer(key, msgs)
 }
 
-// output is delivery as a turn sees it.
 // notices sends the queue's notices (messages the cap dropped) in the
 // background, as recovery's are.
 type notices struct{ g *Gateway }
@@ -337,6 +336,7 @@ func (n notices) Notify(key string, tgt message.Target, text string) {
 	n.g.background(func() { n.g.delivery.Notify(key, tgt, text) })
 }
 
+// output is delivery as a turn sees it.
 type output struct {
 	*delivery.Dispatcher
 	g *Gateway
