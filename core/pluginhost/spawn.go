@@ -60,8 +60,8 @@ type procRunner struct {
 	cmd    *exec.Cmd
 	stdout io.ReadCloser
 	stderr io.ReadCloser
-	tail   *stderrTail // the last lines of stderr, for errors
-	name   string      // the plugin's binary when cmd is another's (bwrap); "": cmd's
+	tail   *StderrLog // the last lines of stderr, for errors
+	name   string     // the plugin's binary when cmd is another's (bwrap); "": cmd's
 	pid    int
 	// onPID is told the pid once the process started and again, with
 	// alive false, once it has been reaped, so a status never names a
@@ -86,7 +86,7 @@ func newProcRunner(log hclog.Logger, sp *spawner, cmd *exec.Cmd, user *runas.Use
 	if err != nil {
 		return nil, err
 	}
-	return &procRunner{log: log, sp: sp, cmd: cmd, stdout: stdout, stderr: stderr, tail: &stderrTail{}, onPID: onPID, exited: make(chan struct{})}, nil
+	return &procRunner{log: log, sp: sp, cmd: cmd, stdout: stdout, stderr: stderr, tail: &StderrLog{}, onPID: onPID, exited: make(chan struct{})}, nil
 }
 
 func (r *procRunner) Start(context.Context) error {

@@ -7,44 +7,101 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/hashicorp/go-hclog"
 )
 
-// stderrTail keeps the last lines a plugin process wrote to stderr, so a
-// start-up failure or a crash can say what the plugin itself said (go-plugin
-// only logs them, on another line). hclog JSON lines are reduced to their
-// message. Safe for concurrent use.
-type stderrTail struct {
+// StderrLog keeps what a plugin process wrote to stderr, line by line, and
+// reads each line as go-plugin's host does (StderrLevel): the one place that
+// knows a plugin's stderr. The supervisor keeps one per process so that a
+// start-up failure or a crash can say what the plugin itself said (String);
+// `clawhost plugin test` asks which lines the host would log at WARN or ERROR
+// (Since, StderrLevel). Safe for concurrent use; the zero value is ready.
+type StderrLog struct {
 	mu      sync.Mutex
-	lines   []string
+	lines   []string // the last maxStderrLines lines, oldest first
+	seen    int      // lines seen in all, kept or not
 	partial []byte
 }
 
 const (
-	tailLines   = 5
-	tailLineMax = 300
+	maxStderrLines = 10000
+	tailLines      = 5
+	tailLineMax    = 300
 )
 
 // Write implements io.Writer.
-func (t *stderrTail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.partial = append(t.partial, p...)
+func (l *StderrLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, p...)
 	for {
-		i := bytes.IndexByte(t.partial, '\n')
+		i := bytes.IndexByte(l.partial, '\n')
 		if i < 0 {
 			break
 		}
-		t.add(string(t.partial[:i]))
-		t.partial = t.partial[i+1:]
+		l.add(string(l.partial[:i]))
+		l.partial = l.partial[i+1:]
 	}
-	if len(t.partial) > 4*tailLineMax {
-		t.add(string(t.partial))
-		t.partial = t.partial[:0]
+	if len(l.partial) > 4*tailLineMax {
+		l.add(string(l.partial))
+		l.partial = l.partial[:0]
 	}
 	return len(p), nil
 }
 
-func (t *stderrTail) add(line string) {
+func (l *StderrLog) add(line string) {
+	l.seen++
+	l.lines = append(l.lines, line)
+	if len(l.lines) > maxStderrLines {
+		l.lines = l.lines[len(l.lines)-maxStderrLines/2:]
+	}
+}
+
+// Mark returns the number of whole lines seen so far, for Since.
+func (l *StderrLog) Mark() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seen
+}
+
+// Since returns the lines seen after mark that are still kept, oldest first.
+func (l *StderrLog) Since(mark int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := min(max(l.seen-mark, 0), len(l.lines))
+	return append([]string(nil), l.lines[len(l.lines)-n:]...)
+}
+
+// Tail returns the last n lines as written, joined by newlines.
+func (l *StderrLog) Tail(n int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines[max(0, len(l.lines)-n):], "\n")
+}
+
+// String returns the last few lines, each reduced to its message (an hclog
+// JSON line) and cut to a readable length, with an unfinished last line,
+// joined with " | ", oldest first: what an error about the process quotes.
+func (l *StderrLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, line := range l.lines {
+		if line = stderrMessage(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	out = out[max(0, len(out)-tailLines):]
+	if p := stderrMessage(string(l.partial)); p != "" {
+		out = append(out, p)
+	}
+	return strings.Join(out, " | ")
+}
+
+// stderrMessage is a line as a person reads it: an hclog JSON line becomes
+// its message (and its error), the rest is trimmed and cut at tailLineMax.
+func stderrMessage(line string) string {
 	line = strings.TrimSpace(line)
 	if strings.HasPrefix(line, "{") {
 		var m struct {
@@ -58,27 +115,33 @@ func (t *stderrTail) add(line string) {
 			}
 		}
 	}
-	if line == "" {
-		return
-	}
 	if r := []rune(line); len(r) > tailLineMax {
 		line = string(r[:tailLineMax]) + "…"
 	}
-	t.lines = append(t.lines, line)
-	if len(t.lines) > tailLines {
-		t.lines = t.lines[len(t.lines)-tailLines:]
-	}
+	return line
 }
 
-// String returns the kept lines joined with " | ", oldest first.
-func (t *stderrTail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	lines := t.lines
-	if p := strings.TrimSpace(string(t.partial)); p != "" {
-		lines = append(append([]string(nil), lines...), p)
+// StderrLevel is the level go-plugin's host logs a plugin's stderr line at:
+// an hclog JSON line's @level (debug when it has none), WARN or ERROR for a
+// plain line that starts with [WARN] or [ERROR], ERROR for a Go panic or
+// fatal error, and debug for every other line.
+func StderrLevel(line string) hclog.Level {
+	var m map[string]any
+	if json.Unmarshal([]byte(line), &m) == nil {
+		if lv, ok := m["@level"].(string); ok {
+			if l := hclog.LevelFromString(lv); l != hclog.NoLevel {
+				return l
+			}
+		}
+		return hclog.Debug
 	}
-	return strings.Join(lines, " | ")
+	switch {
+	case strings.HasPrefix(line, "[WARN]"):
+		return hclog.Warn
+	case strings.HasPrefix(line, "[ERROR]"), strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "fatal error: "):
+		return hclog.Error
+	}
+	return hclog.Debug
 }
 
 // logGuard sits between a plugin's stderr and go-plugin's log reader.

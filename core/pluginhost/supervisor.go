@@ -320,10 +320,10 @@ type Instance struct {
 	// sendFailed: a send to the instance, degraded with its process up,
 	// failed (callable); reset by the next change of state.
 	sendFailed bool
-	probeErr   error       // set when the liveness probe killed the run
-	holdLost   bool        // the run ended because its gate hold was lost
-	standby    string      // why a channel waits in standby
-	tail       *stderrTail // the current process's last stderr lines
+	probeErr   error      // set when the liveness probe killed the run
+	holdLost   bool       // the run ended because its gate hold was lost
+	standby    string     // why a channel waits in standby
+	tail       *StderrLog // the current process's last stderr lines
 	// reattach, when set, is the debug-mode process to attach to instead
 	// of launching the binary (Options.Reattach).
 	reattach *pluginclient.Reattach

@@ -1,0 +1,60 @@
+package pluginhost
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+func TestStderrLevel(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want hclog.Level
+	}{
+		{`{"@level":"warn","@message":"slow"}`, hclog.Warn},
+		{`{"@level":"error","@message":"bad"}`, hclog.Error},
+		{`{"@level":"info","@message":"ok"}`, hclog.Info},
+		{`{"@message":"no level"}`, hclog.Debug},
+		{`{"@level":"nonsense"}`, hclog.Debug},
+		{"[WARN] plain warning", hclog.Warn},
+		{"[ERROR] plain error", hclog.Error},
+		{"panic: runtime error", hclog.Error},
+		{"fatal error: all goroutines are asleep", hclog.Error},
+		{"just text", hclog.Debug},
+	} {
+		if got := StderrLevel(c.line); got != c.want {
+			t.Errorf("StderrLevel(%q) = %v, want %v", c.line, got, c.want)
+		}
+	}
+}
+
+func TestStderrLogViews(t *testing.T) {
+	var l StderrLog
+	fmt.Fprint(&l, "one\n{\"@message\":\"two\",\"error\":\"boom\"}\n")
+	mark := l.Mark()
+	fmt.Fprint(&l, "[WARN] three\nfour\nfi")
+	if got := l.Since(mark); strings.Join(got, ",") != "[WARN] three,four" {
+		t.Errorf("Since = %q", got)
+	}
+	if got := l.String(); got != "one | two: boom | [WARN] three | four | fi" {
+		t.Errorf("String = %q", got)
+	}
+	fmt.Fprint(&l, "ve\nsix\nseven\n")
+	if got := l.String(); got != "[WARN] three | four | five | six | seven" {
+		t.Errorf("String keeps the last %d: %q", tailLines, got)
+	}
+	if got := l.Tail(2); got != "six\nseven" {
+		t.Errorf("Tail(2) = %q", got)
+	}
+	if got := l.Since(l.Mark() + 5); len(got) != 0 {
+		t.Errorf("Since a future mark = %q", got)
+	}
+	for range maxStderrLines {
+		fmt.Fprintln(&l, "x")
+	}
+	if got := l.Since(0); len(got) > maxStderrLines {
+		t.Errorf("kept %d lines, bound %d", len(got), maxStderrLines)
+	}
+}
