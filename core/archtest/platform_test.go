@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,9 +17,47 @@ import (
 // written by someone else gets the same treatment. These checks keep it
 // there.
 
+// platformBranch is a branch on the name of a channel plugin bundled under
+// plugins/ (read from the tree, so that a new channel is covered the day it
+// lands, not when someone remembers to add it to a list).
+var platformBranch = branchOn(bundledChannels())
+
+// servesChannel is how a plugin's package hands the sdk its channel: a
+// Channel field in its sdk.Plugin literal.
+var servesChannel = regexp.MustCompile(`(?m)^\s+Channel:\s+\w+,\s*$`)
+
+// bundledChannels are the directories under plugins/ whose package serves
+// a channel (git, memory and voice are plugins too, but no platform: "git"
+// is a command name the core may compare with).
+func bundledChannels() []string {
+	root := filepath.Join("..", "..", "plugins")
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		panic("archtest: reading plugins/: " + err.Error())
+	}
+	var names []string
+	for _, e := range entries {
+		files, _ := filepath.Glob(filepath.Join(root, e.Name(), "*.go"))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && !strings.HasSuffix(f, "_test.go") && servesChannel.Match(b) {
+				names = append(names, regexp.QuoteMeta(e.Name()))
+				break
+			}
+		}
+	}
+	if len(names) < 2 {
+		panic(fmt.Sprintf("archtest: found %d channel plugins under plugins/ (%v): the platform rule would check next to nothing", len(names), names))
+	}
+	return names
+}
+
+// branchOn matches a switch case or a comparison on one of names.
+func branchOn(names []string) *regexp.Regexp {
+	alt := strings.Join(names, "|")
+	return regexp.MustCompile(`case\s+"(` + alt + `)"|[!=]=\s*"(` + alt + `)"|"(` + alt + `)"\s*[!=]=`)
+}
+
 var (
-	// platformBranch is a branch on a bundled platform's name.
-	platformBranch = regexp.MustCompile(`case\s+"(telegram|discord|whatsapp|webchat)"|[!=]=\s*"(telegram|discord|whatsapp|webchat)"|"(telegram|discord|whatsapp|webchat)"\s*[!=]=`)
 	// getMe is Telegram's Bot API call.
 	getMe = regexp.MustCompile(`\bgetMe\b`)
 	// pluginDataPath builds a path under data_dir/plugins (a plugin's
@@ -114,6 +153,11 @@ func TestPlatformKnowledgeInPlugins(t *testing.T) {
 // TestPlatformRulesCatchViolations makes sure the checks can fail.
 func TestPlatformRulesCatchViolations(t *testing.T) {
 	t.Parallel()
+	for _, want := range []string{"telegram", "discord", "whatsapp", "webchat", "slack"} {
+		if !slices.Contains(bundledChannels(), want) {
+			t.Errorf("bundledChannels() = %v, missing %s", bundledChannels(), want)
+		}
+	}
 	bad := map[string]string{
 		"core/a.go":            `switch p.Source { case "telegram": }`,
 		"core/b.go":            `if p.Source == "discord" {}`,
@@ -123,6 +167,7 @@ func TestPlatformRulesCatchViolations(t *testing.T) {
 		"core/f.go":            `filepath.Join(cfg.DataDir, "plugins", p.Name, "x.db")`,
 		"core/g.go":            `const db = "whatsapp.db"`,
 		"core/audit_x.go":      `case "webchat":`,
+		"core/slack.go":        `if ch == "slack" {}`,
 		"plugins/discord/h.go": `getMe()`,
 	}
 	got := platformViolations(bad)
