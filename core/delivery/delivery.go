@@ -235,6 +235,14 @@ func (d *Dispatcher) HasButtons(instance string) bool {
 	return ok && desc.Capabilities.Buttons
 }
 
+// VoiceNoteFormat is the audio format the instance shows as a voice note
+// (channel capability voice_note_format), "" when it has none or is not
+// ready.
+func (d *Dispatcher) VoiceNoteFormat(instance string) string {
+	desc, _ := d.ch.Ready(instance)
+	return desc.Capabilities.VoiceNoteFormat
+}
+
 // Limit is the chunk limit for an instance in UTF-16 units: the
 // configured limit capped by the channel's capability (waiting for the
 // instance to be ready); a third of a limit counted in bytes.

@@ -360,7 +360,8 @@ func (o output) Reply(r turn.Reply) {
 	suppressed := false
 	if len(set.Sending.Hooks) > 0 && strings.TrimSpace(r.Text) != "" {
 		var stopped bool
-		r.Text, suppressed, stopped = o.g.sending.Shape(o.g.ctx, set.Sending, sending.Reply{ID: r.ID, Conversation: conv, Key: r.Key, Text: r.Text, Format: r.Format})
+		r.Text, suppressed, stopped = o.g.sending.Shape(o.g.ctx, set.Sending, sending.Reply{ID: r.ID, Conversation: conv, Key: r.Key, Text: r.Text, Format: r.Format,
+			VoiceNoteFormat: o.VoiceNoteFormat(r.Target.Instance)})
 		if stopped {
 			// Never recorded unshaped: the entry stays in processing and
 			// its turn runs again after the restart.

@@ -75,6 +75,9 @@ type Reply struct {
 	Key    sessionkey.Key
 	Text   string
 	Format channel.Format
+	// VoiceNoteFormat is the channel's voice-note format
+	// (channel.Capabilities.VoiceNoteFormat), handed to the hooks.
+	VoiceNoteFormat string
 }
 
 // Stage is the message_sending stage.
@@ -122,7 +125,7 @@ func (s *Stage) Shape(ctx context.Context, set Settings, r Reply) (text string, 
 		if !s.hooks.IsSendingHook(inst) {
 			continue
 		}
-		req := hook.SendingRequest{CallID: strconv.FormatInt(r.ID, 10), Conversation: r.Conversation, Agent: r.Key.Agent, Text: text, Format: r.Format}
+		req := hook.SendingRequest{CallID: strconv.FormatInt(r.ID, 10), Conversation: r.Conversation, Agent: r.Key.Agent, Text: text, Format: r.Format, VoiceNoteFormat: r.VoiceNoteFormat}
 		resp, ok, err := s.hooks.MessageSending(call, inst, req, set.Timeout)
 		if err != nil && set.Hold[inst] && ctx.Err() == nil {
 			resp, ok, err = s.hold(ctx, set, r, inst, req, err)

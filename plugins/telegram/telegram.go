@@ -173,9 +173,10 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		// The cloud Bot API's upload limit (a document; photos 10 MB).
 		MaxFileBytes: maxDocumentBytes,
 		// sendChatAction shows "typing" for 5 s (or until a message).
-		TypingLifetime: 5 * time.Second,
-		TypingLapses:   true, // sendChatAction has no "off"
-		IDForms:        IDForms,
+		VoiceNoteFormat: channel.VoiceNoteOggOpus,
+		TypingLifetime:  5 * time.Second,
+		TypingLapses:    true, // sendChatAction has no "off"
+		IDForms:         IDForms,
 		// A private chat's id is its user's id.
 		DirectToSender: true,
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/hook"
 )
 
@@ -66,7 +67,7 @@ func TestHTTPEngines(t *testing.T) {
 	if err != nil || len(r.Notes) != 1 || r.Notes[0].Text != "book a table" || !r.Notes[0].Replace {
 		t.Fatalf("received: %+v %v", r, err)
 	}
-	s, err := p.MessageSending(ctx, hook.SendingRequest{CallID: "1", Conversation: conv("a", "telegram"), Text: "Done."})
+	s, err := p.MessageSending(ctx, hook.SendingRequest{CallID: "1", Conversation: conv("a", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Done."})
 	if err != nil || len(s.Media) != 1 {
 		t.Fatalf("sending: %+v %v", s, err)
 	}
@@ -82,7 +83,7 @@ func TestHTTPEngines(t *testing.T) {
 
 	for _, url := range []string{srv.URL + "/down?key=SECRET", "http://127.0.0.1:1/speech?key=SECRET"} {
 		bad := start(t, map[string]any{"tts_url": url, "tts_api_key": "k-SECRET", "default_mode": "on"}, t.TempDir())
-		s, err := bad.MessageSending(ctx, hook.SendingRequest{CallID: "1", Conversation: conv("b", "telegram"), Text: "Done."})
+		s, err := bad.MessageSending(ctx, hook.SendingRequest{CallID: "1", Conversation: conv("b", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Done."})
 		if err != nil || len(s.Media) != 0 || !strings.Contains(s.Text, "🔇") || !strings.Contains(s.Text, "127.0.0.1") {
 			t.Fatalf("%s: %+v %v", url, s, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -45,11 +46,11 @@ var (
 	mp3 = encoding{ext: ".mp3", mime: "audio/mpeg", args: []string{"-c:a", "libmp3lame", "-q:a", "5", "-ac", "1", "-f", "mp3"}}
 )
 
-// encodingFor is the encoding a channel (the plugin source, "telegram")
-// wants for a voice reply.
-func encodingFor(channel string) encoding {
-	switch channel {
-	case "telegram", "whatsapp":
+// encodingFor is the encoding for a voice reply to a channel whose voice
+// notes take format (channel.Capabilities.VoiceNoteFormat): a voice note
+// where the channel has them in Ogg Opus, an MP3 file everywhere else.
+func encodingFor(format string) encoding {
+	if mt, _, err := mime.ParseMediaType(format); err == nil && mt == oggOpus.mime {
 		return oggOpus
 	}
 	return mp3

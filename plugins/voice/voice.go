@@ -383,7 +383,7 @@ func (p *Plugin) MessageSending(ctx context.Context, req hook.SendingRequest) (h
 	ttsDown := ch.TTSDown
 	if c.tts != nil && (mode == ModeOn || (mode == ModeAuto && ch.Spoke)) {
 		if text := speakable(req.Text, c.maxSpoken); text != "" {
-			enc := encodingFor(req.Conversation.Channel)
+			enc := encodingFor(req.VoiceNoteFormat)
 			start := time.Now()
 			audio, err := eng.speak(ctx, c.tts, text, enc)
 			if err != nil {

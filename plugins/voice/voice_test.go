@@ -115,19 +115,19 @@ func TestVoiceBothWays(t *testing.T) {
 	if err != nil || len(r.Notes) != 1 || !r.Notes[0].Replace || r.Notes[0].Text != "you said: book a table" || r.Notes[0].Attachment != audio {
 		t.Fatalf("received: %+v %v", r, err)
 	}
-	s, err := p.MessageSending(ctx, hook.SendingRequest{CallID: "1", Conversation: conv("a", "telegram"), Text: "Booked."})
+	s, err := p.MessageSending(ctx, hook.SendingRequest{CallID: "1", Conversation: conv("a", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Booked."})
 	if err != nil || !s.Rewrite || s.Text != "🎙 you said: book a table\n\nBooked." || len(s.Media) != 0 {
 		t.Fatalf("mode off: %+v %v", s, err)
 	}
 	// The transcript is shown once.
-	if s, _ := p.MessageSending(ctx, hook.SendingRequest{CallID: "2", Conversation: conv("a", "telegram"), Text: "More."}); s.Rewrite {
+	if s, _ := p.MessageSending(ctx, hook.SendingRequest{CallID: "2", Conversation: conv("a", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "More."}); s.Rewrite {
 		t.Fatalf("the transcript shown again: %+v", s)
 	}
 
 	if got := setMode(t, p, "a", "on"); !strings.Contains(got, "on") {
 		t.Fatalf("/voice on: %q", got)
 	}
-	s, err = p.MessageSending(ctx, hook.SendingRequest{CallID: "3", Conversation: conv("a", "telegram"), Text: "Here:\n```\nsecret code\n```\nDone.", Format: channel.FormatMarkdown})
+	s, err = p.MessageSending(ctx, hook.SendingRequest{CallID: "3", Conversation: conv("a", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Here:\n```\nsecret code\n```\nDone.", Format: channel.FormatMarkdown})
 	if err != nil || s.Rewrite || len(s.Media) != 1 {
 		t.Fatalf("mode on: %+v %v", s, err)
 	}
@@ -142,7 +142,7 @@ func TestVoiceBothWays(t *testing.T) {
 	// not asked again.
 	before, _ := os.ReadFile(spoken)
 	_ = os.Remove(spoken)
-	again, err := p.MessageSending(ctx, hook.SendingRequest{CallID: "3", Conversation: conv("a", "telegram"), Text: "Here:\n```\nsecret code\n```\nDone.", Format: channel.FormatMarkdown})
+	again, err := p.MessageSending(ctx, hook.SendingRequest{CallID: "3", Conversation: conv("a", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Here:\n```\nsecret code\n```\nDone.", Format: channel.FormatMarkdown})
 	if err != nil || !reflect.DeepEqual(again, s) {
 		t.Fatalf("a repeated call got another answer: %v", err)
 	}
@@ -165,15 +165,15 @@ func TestVoiceBothWays(t *testing.T) {
 
 	// auto: a voice answer only to a voice note.
 	setMode(t, p, "b", "auto")
-	if s, _ := p.MessageSending(ctx, hook.SendingRequest{CallID: "5", Conversation: conv("b", "telegram"), Text: "Typed answer."}); len(s.Media) != 0 {
+	if s, _ := p.MessageSending(ctx, hook.SendingRequest{CallID: "5", Conversation: conv("b", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Typed answer."}); len(s.Media) != 0 {
 		t.Fatal("auto spoke without a voice note")
 	}
 	_, _ = p.MessageReceived(ctx, hook.ReceivedRequest{CallID: "6", Conversation: conv("b", "telegram"), Attachments: []hook.Attachment{voiceNote(audio)}})
-	if s, _ := p.MessageSending(ctx, hook.SendingRequest{CallID: "6", Conversation: conv("b", "telegram"), Text: "Spoken answer."}); len(s.Media) != 1 {
+	if s, _ := p.MessageSending(ctx, hook.SendingRequest{CallID: "6", Conversation: conv("b", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Spoken answer."}); len(s.Media) != 1 {
 		t.Fatal("auto did not speak after a voice note")
 	}
 	_, _ = p.MessageReceived(ctx, hook.ReceivedRequest{CallID: "7", Conversation: conv("b", "telegram"), Text: "typed again"})
-	if s, _ := p.MessageSending(ctx, hook.SendingRequest{CallID: "7", Conversation: conv("b", "telegram"), Text: "Typed answer."}); len(s.Media) != 0 {
+	if s, _ := p.MessageSending(ctx, hook.SendingRequest{CallID: "7", Conversation: conv("b", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Typed answer."}); len(s.Media) != 0 {
 		t.Fatal("auto spoke after a typed message")
 	}
 
@@ -206,7 +206,7 @@ func TestVoiceFailures(t *testing.T) {
 	ctx := context.Background()
 	send := func(id string) hook.SendingResponse {
 		t.Helper()
-		s, err := p.MessageSending(ctx, hook.SendingRequest{CallID: id, Conversation: conv("a", "telegram"), Text: "Answer " + id + "."})
+		s, err := p.MessageSending(ctx, hook.SendingRequest{CallID: id, Conversation: conv("a", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Answer " + id + "."})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +229,7 @@ func TestVoiceFailures(t *testing.T) {
 	}
 
 	hang := start(t, map[string]any{"tts_command": []string{script(t, "sleep 30"), "{out}"}, "tts_timeout": "300ms", "default_mode": "on"}, t.TempDir())
-	s, err := hang.MessageSending(ctx, hook.SendingRequest{CallID: "1", Conversation: conv("h", "telegram"), Text: "Slow."})
+	s, err := hang.MessageSending(ctx, hook.SendingRequest{CallID: "1", Conversation: conv("h", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Slow."})
 	if err != nil || len(s.Media) != 0 || !strings.Contains(s.Text, "no result within 300ms") {
 		t.Fatalf("a hanging engine: %+v %v", s, err)
 	}
@@ -244,7 +244,7 @@ func TestVoiceFailures(t *testing.T) {
 		}
 	}
 	_ = os.Remove(flag)
-	s, _ = p.MessageSending(ctx, hook.SendingRequest{CallID: "s", Conversation: conv("s", "telegram"), Text: "Got a file."})
+	s, _ = p.MessageSending(ctx, hook.SendingRequest{CallID: "s", Conversation: conv("s", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Got a file."})
 	if strings.Count(s.Text, "could not be transcribed") != 1 {
 		t.Fatalf("the chat is told %d times: %q", strings.Count(s.Text, "could not be transcribed"), s.Text)
 	}
@@ -315,7 +315,7 @@ func TestQuietChatsLeaveNoState(t *testing.T) {
 		t.Fatalf("state written for quiet chats: %v", err)
 	}
 	setMode(t, p, "v", "on")
-	if s, _ := p.MessageSending(ctx, hook.SendingRequest{CallID: "1", Conversation: conv("v", "telegram"), Text: "Spoken."}); len(s.Media) != 1 {
+	if s, _ := p.MessageSending(ctx, hook.SendingRequest{CallID: "1", Conversation: conv("v", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Spoken."}); len(s.Media) != 1 {
 		t.Fatal("no voice note")
 	}
 	kept, _ := filepath.Glob(filepath.Join(data, "last-*"))
@@ -323,8 +323,24 @@ func TestQuietChatsLeaveNoState(t *testing.T) {
 		t.Fatalf("kept voice notes: %q", kept)
 	}
 	setMode(t, p, "v", "off")
-	_, _ = p.MessageSending(ctx, hook.SendingRequest{CallID: "2", Conversation: conv("v", "telegram"), Text: "Typed."})
+	_, _ = p.MessageSending(ctx, hook.SendingRequest{CallID: "2", Conversation: conv("v", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Typed."})
 	if kept, _ := filepath.Glob(filepath.Join(data, "last-*")); len(kept) != 0 {
 		t.Fatalf("a voice note kept after a plain answer: %q", kept)
+	}
+}
+
+// TestEncodingFromTheChannelsDeclaration: the format of a spoken reply comes
+// from what the channel declares of its voice notes, not from its name.
+func TestEncodingFromTheChannelsDeclaration(t *testing.T) {
+	for format, want := range map[string]string{
+		channel.VoiceNoteOggOpus: ".ogg",
+		"audio/ogg; codecs=opus": ".ogg",
+		"":                       ".mp3",
+		"audio/mpeg":             ".mp3",
+		"not a mime type;;":      ".mp3",
+	} {
+		if got := encodingFor(format).ext; got != want {
+			t.Errorf("encodingFor(%q) = %s, want %s", format, got, want)
+		}
 	}
 }

@@ -171,7 +171,8 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		MaxFileBytes:  maxUploadBytes,
 		// The "composing" presence: phones drop it after about 25 s
 		// without another; 10 s leaves room for a slow phone.
-		TypingLifetime: 10 * time.Second,
+		VoiceNoteFormat: channel.VoiceNoteOggOpus,
+		TypingLifetime:  10 * time.Second,
 		MediaIn: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaVoice,
 			channel.MediaAudio, channel.MediaVideo, channel.MediaSticker},
 		MediaOut: []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio,

@@ -128,6 +128,12 @@ type Capabilities struct {
 	// error) and tells claude the limit. Zero means unknown: the host's
 	// default, 50 MB.
 	MaxFileBytes int64
+	// VoiceNoteFormat is the MIME type of the audio the platform shows as a
+	// voice note (VoiceNoteOggOpus for Telegram and WhatsApp); a media of
+	// kind MediaVoice in that format is sent as one. Empty: the platform has
+	// no voice notes of its own, and a plugin that speaks a reply sends an
+	// audio file instead (hook.SendingRequest.VoiceNoteFormat tells it).
+	VoiceNoteFormat string
 	// TypingLifetime is how long the platform shows the typing indicator
 	// after one SetTyping (Telegram 5 s, Discord 10 s): the host sends the
 	// next one before it lapses, for the whole turn. Zero means unknown:
@@ -172,6 +178,10 @@ type IDForm struct {
 	// 123456789, or -100… for a group"); shown when an id matches no form.
 	Hint string
 }
+
+// VoiceNoteOggOpus is the voice-note format of most messengers: Opus audio
+// in an Ogg container (Capabilities.VoiceNoteFormat).
+const VoiceNoteOggOpus = "audio/ogg"
 
 // DefaultTypingLifetime is the typing indicator's lifetime the host
 // assumes for a channel that declares none (Telegram's, the shortest).

@@ -90,6 +90,11 @@ type SendingRequest struct {
 	// Text is the reply as the previous hook left it, in Format.
 	Text   string
 	Format channel.Format
+	// VoiceNoteFormat is the reply's channel's
+	// channel.Capabilities.VoiceNoteFormat: the audio format a spoken reply
+	// should take to show as a voice note there; "" for none (send an audio
+	// file).
+	VoiceNoteFormat string
 }
 
 // MediaFile is a file a hook adds to a reply, by value: the host saves it

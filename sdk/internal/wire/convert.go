@@ -55,6 +55,7 @@ func CapabilitiesToProto(c channel.Capabilities) *pb.ChannelCapabilities {
 		TypingLapses:     c.TypingLapses,
 		IdForms:          IDFormsToProto(c.IDForms),
 		DirectToSender:   c.DirectToSender,
+		VoiceNoteFormat:  c.VoiceNoteFormat,
 	}
 }
 
@@ -117,10 +118,11 @@ func CapabilitiesFromProto(c *pb.ChannelCapabilities) channel.Capabilities {
 		Buttons:       c.GetButtons(),
 		MaxFileBytes:  c.GetMaxFileBytes(),
 
-		TypingLifetime: time.Duration(c.GetTypingLifetimeMs()) * time.Millisecond,
-		TypingLapses:   c.GetTypingLapses(),
-		IDForms:        IDFormsFromProto(c.GetIdForms()),
-		DirectToSender: c.GetDirectToSender(),
+		TypingLifetime:  time.Duration(c.GetTypingLifetimeMs()) * time.Millisecond,
+		TypingLapses:    c.GetTypingLapses(),
+		IDForms:         IDFormsFromProto(c.GetIdForms()),
+		DirectToSender:  c.GetDirectToSender(),
+		VoiceNoteFormat: c.GetVoiceNoteFormat(),
 	}
 	if out.TypingLifetime < 0 {
 		out.TypingLifetime = 0
@@ -545,12 +547,12 @@ func ReceivedResponseFromProto(r *pb.MessageReceivedResponse) hook.ReceivedRespo
 
 // SendingToProto converts a message_sending request.
 func SendingToProto(r hook.SendingRequest) *pb.MessageSendingRequest {
-	return &pb.MessageSendingRequest{CallId: r.CallID, Conversation: ConversationToProto(r.Conversation), Text: r.Text, Format: string(r.Format), Agent: r.Agent}
+	return &pb.MessageSendingRequest{CallId: r.CallID, Conversation: ConversationToProto(r.Conversation), Text: r.Text, Format: string(r.Format), Agent: r.Agent, VoiceNoteFormat: r.VoiceNoteFormat}
 }
 
 // SendingFromProto converts a message_sending request.
 func SendingFromProto(r *pb.MessageSendingRequest) hook.SendingRequest {
-	return hook.SendingRequest{CallID: r.GetCallId(), Conversation: ConversationFromProto(r.GetConversation()), Text: r.GetText(), Format: channel.Format(r.GetFormat()), Agent: r.GetAgent()}
+	return hook.SendingRequest{CallID: r.GetCallId(), Conversation: ConversationFromProto(r.GetConversation()), Text: r.GetText(), Format: channel.Format(r.GetFormat()), Agent: r.GetAgent(), VoiceNoteFormat: r.GetVoiceNoteFormat()}
 }
 
 // SendingResponseToProto converts a message_sending decision.

@@ -366,9 +366,15 @@ type ChannelCapabilities struct {
 	// makes its Send, Ack, SetTyping, Edit and React calls on that stream
 	// (one HTTP/2 stream per connection, not one per call). False, and in
 	// plugins that predate it: unary calls.
-	CallStream    bool `protobuf:"varint,20,opt,name=call_stream,json=callStream,proto3" json:"call_stream,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CallStream bool `protobuf:"varint,20,opt,name=call_stream,json=callStream,proto3" json:"call_stream,omitempty"`
+	// voice_note_format is the MIME type of the audio the platform shows as
+	// a voice note ("audio/ogg": Ogg Opus, as Telegram and WhatsApp take it);
+	// a media of kind voice in that format is sent as one. Empty: the channel
+	// has no voice notes of its own, and a plugin that speaks a reply sends an
+	// audio file (MP3) instead.
+	VoiceNoteFormat string `protobuf:"bytes,21,opt,name=voice_note_format,json=voiceNoteFormat,proto3" json:"voice_note_format,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ChannelCapabilities) Reset() {
@@ -539,6 +545,13 @@ func (x *ChannelCapabilities) GetCallStream() bool {
 		return x.CallStream
 	}
 	return false
+}
+
+func (x *ChannelCapabilities) GetVoiceNoteFormat() string {
+	if x != nil {
+		return x.VoiceNoteFormat
+	}
+	return ""
 }
 
 // IDForm is one way to write an id of a channel.
@@ -4742,9 +4755,13 @@ type MessageSendingRequest struct {
 	Text   string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
 	Format string `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
 	// agent is the agent that wrote the reply.
-	Agent         string `protobuf:"bytes,5,opt,name=agent,proto3" json:"agent,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Agent string `protobuf:"bytes,5,opt,name=agent,proto3" json:"agent,omitempty"`
+	// voice_note_format is the reply's channel's voice_note_format (its
+	// ChannelCapabilities): the audio format a spoken reply should take to
+	// show as a voice note there; empty for none.
+	VoiceNoteFormat string `protobuf:"bytes,6,opt,name=voice_note_format,json=voiceNoteFormat,proto3" json:"voice_note_format,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *MessageSendingRequest) Reset() {
@@ -4808,6 +4825,13 @@ func (x *MessageSendingRequest) GetFormat() string {
 func (x *MessageSendingRequest) GetAgent() string {
 	if x != nil {
 		return x.Agent
+	}
+	return ""
+}
+
+func (x *MessageSendingRequest) GetVoiceNoteFormat() string {
+	if x != nil {
+		return x.VoiceNoteFormat
 	}
 	return ""
 }
@@ -5624,7 +5648,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
 	"sdkVersion\x121\n" +
 	"\x14channel_unconfigured\x18\x06 \x01(\bR\x13channelUnconfigured\x12\x14\n" +
-	"\x05setup\x18\a \x01(\tR\x05setup\"\x9f\x05\n" +
+	"\x05setup\x18\a \x01(\tR\x05setup\"\xcb\x05\n" +
 	"\x13ChannelCapabilities\x12&\n" +
 	"\x0fmax_text_length\x18\x01 \x01(\x05R\rmaxTextLength\x12\x1f\n" +
 	"\vlength_unit\x18\x02 \x01(\tR\n" +
@@ -5648,7 +5672,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x10direct_to_sender\x18\x12 \x01(\bR\x0edirectToSender\x12#\n" +
 	"\rtyping_lapses\x18\x13 \x01(\bR\ftypingLapses\x12\x1f\n" +
 	"\vcall_stream\x18\x14 \x01(\bR\n" +
-	"callStream\"T\n" +
+	"callStream\x12*\n" +
+	"\x11voice_note_format\x18\x15 \x01(\tR\x0fvoiceNoteFormat\"T\n" +
 	"\x06IDForm\x12\x18\n" +
 	"\apattern\x18\x01 \x01(\tR\apattern\x12\x1c\n" +
 	"\tcanonical\x18\x02 \x01(\tR\tcanonical\x12\x12\n" +
@@ -5955,13 +5980,14 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\vdrop_reason\x18\x05 \x01(\tR\n" +
 	"dropReason\x12.\n" +
 	"\x05error\x18\x06 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\x12\x12\n" +
-	"\x04step\x18\a \x01(\tR\x04step\"\xb1\x01\n" +
+	"\x04step\x18\a \x01(\tR\x04step\"\xdd\x01\n" +
 	"\x15MessageSendingRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12=\n" +
 	"\fconversation\x18\x02 \x01(\v2\x19.clawhost.v1.ConversationR\fconversation\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x16\n" +
 	"\x06format\x18\x04 \x01(\tR\x06format\x12\x14\n" +
-	"\x05agent\x18\x05 \x01(\tR\x05agent\"c\n" +
+	"\x05agent\x18\x05 \x01(\tR\x05agent\x12*\n" +
+	"\x11voice_note_format\x18\x06 \x01(\tR\x0fvoiceNoteFormat\"c\n" +
 	"\tMediaFile\x12\x1a\n" +
 	"\bfilename\x18\x01 \x01(\tR\bfilename\x12\x12\n" +
 	"\x04mime\x18\x02 \x01(\tR\x04mime\x12\x12\n" +
