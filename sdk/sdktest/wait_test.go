@@ -21,12 +21,19 @@ type boundTB struct {
 	deadline time.Time
 	mu       sync.Mutex
 	fatal    string
-	failed   bool // set by fail: another goroutine's Errorf
+	failed   bool     // set by fail: another goroutine's Errorf
+	logs     []string // Logf's lines
 }
 
 func (b *boundTB) Helper()                           {}
 func (b *boundTB) Deadline() (time.Time, bool)       { return b.deadline, true }
 func (b *boundTB) Fatalf(format string, args ...any) { b.record(fmt.Sprintf(format, args...)) }
+
+func (b *boundTB) Logf(format string, args ...any) {
+	b.mu.Lock()
+	b.logs = append(b.logs, fmt.Sprintf(format, args...))
+	b.mu.Unlock()
+}
 
 func (b *boundTB) Failed() bool {
 	b.mu.Lock()
@@ -110,6 +117,36 @@ func TestWaitFor(t *testing.T) {
 	ch <- 7
 	if got := Receive(t, "a value", ch); got != 7 {
 		t.Errorf("Receive = %d, want 7", got)
+	}
+}
+
+// TestWaitBudget: a wait is bounded by WaitBudget however far the test
+// binary's deadline is (one flaky wait must not hold the run for its whole
+// -timeout), and half way through it says what it waits for and what it
+// saw, before it fails with the same.
+func TestWaitBudget(t *testing.T) {
+	t.Parallel()
+	far := &boundTB{deadline: time.Now().Add(30 * time.Minute)}
+	if got := time.Until(WaitDeadline(far)); got > WaitBudget || got < WaitBudget-time.Minute {
+		t.Errorf("WaitDeadline with the binary's deadline 30 min away is %v away; want WaitBudget (%v)", got, WaitBudget)
+	}
+	near := &boundTB{deadline: time.Now().Add(time.Minute + 300*time.Millisecond)}
+	start := time.Now()
+	checks := 0
+	msg := near.run(func(tb testing.TB) {
+		WaitFor(tb, "the reply", func() error { checks++; return fmt.Errorf("saw %d sends", checks) })
+	})
+	if !strings.Contains(msg, "the reply") || !strings.Contains(msg, "sends") {
+		t.Errorf("the wait failed with %q; want what it awaited and saw", msg)
+	}
+	near.mu.Lock()
+	logs := near.logs
+	near.mu.Unlock()
+	if len(logs) != 1 || !strings.Contains(logs[0], "still waiting for the reply") || !strings.Contains(logs[0], "sends") {
+		t.Errorf("half way the wait logged %q; want one line saying what it waits for and saw", logs)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("a wait bounded at 300 ms took %v", took)
 	}
 }
 
