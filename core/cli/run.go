@@ -13,9 +13,9 @@ import (
 
 	"github.com/clawhost/clawhost/core"
 	"github.com/clawhost/clawhost/core/internal/gcpace"
-	"github.com/clawhost/clawhost/core/internal/memtrim"
 	"github.com/clawhost/clawhost/core/internal/procpace"
 	"github.com/clawhost/clawhost/core/setup"
+	"github.com/clawhost/clawhost/sdk/memtrim"
 )
 
 // serve runs clawhost until SIGINT or SIGTERM; SIGHUP reloads the

@@ -16,7 +16,7 @@ type Usage struct {
 	// binary and libraries the process has mapped, which the page cache
 	// holds once for every process that maps them and the kernel drops
 	// first when memory runs short (clawhost's processes drop theirs
-	// after the start: core/internal/memtrim). It moves with what the process last
+	// after the start: sdk/memtrim). It moves with what the process last
 	// ran.
 	RSS int64
 	// Private is the resident memory only this process holds (heap,

@@ -11,10 +11,10 @@
 // come back on their first use. The heap likewise keeps what the start
 // allocated and freed until the runtime's background scavenger gets to it.
 //
-// Trim drops both, once. clawhost calls it a few seconds after its start;
-// sdk.Serve does the same in every plugin, with the sdk's own copy of this
-// package (sdk/internal/memtrim: plugins get it from Serve, so it is not
-// part of the sdk's API). TestSameAsTheSDKs keeps the two copies equal. It is safe at any time: only
+// Trim drops both, once. sdk.Serve calls it a few seconds after a
+// plugin's start, and clawhost itself a few seconds after its own (one
+// package for both, public so that the host may import it; a plugin that
+// serves itself without sdk.Serve may call After too). It is safe at any time: only
 // mappings of the executable that are not writable are dropped (a writable
 // one holds the program's variables), and a dropped page is read back when
 // it is used.
