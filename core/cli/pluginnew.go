@@ -16,10 +16,11 @@ import (
 
 // skeletons are the files of `clawhost plugin new`: templates (*.tmpl,
 // with [[ ]] as their delimiters: Go's composite literals are full of {{)
-// and clawhost_plugin.py, the Python runtime, written as it is. Two are
-// copies kept equal by TestSkeletonsMatchExamples: channel.go.tmpl renders
-// examples/channel-template/main.go, clawhost_plugin.py is
-// examples/python-echo's.
+// and clawhost_plugin.py, the Python runtime, written as it is (its one
+// copy: `plugin package` adds it to a plugin that has none, as
+// examples/python-echo). channel.go.tmpl renders
+// examples/channel-template/main.go, kept equal by
+// TestSkeletonsMatchExamples.
 //
 //go:embed skeleton/*.tmpl skeleton/clawhost_plugin.py
 var skeletons embed.FS

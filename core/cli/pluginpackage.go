@@ -14,7 +14,7 @@ import (
 )
 
 // PythonDescriptor is the name of the protocol's descriptor set inside a
-// packaged Python plugin, where examples/python-echo/clawhost_plugin.py
+// packaged Python plugin, where the runtime clawhost_plugin.py
 // (load_descriptor) looks for it when $CLAWHOST_PROTO_DESCRIPTOR is unset.
 const PythonDescriptor = "clawhost.binpb"
 
@@ -54,9 +54,15 @@ func pluginPackage(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// PythonRuntime is the Python runtime's file name: the one copy is this
+// binary's (core/cli/skeleton), which `plugin new` writes into a new
+// plugin and `plugin package` adds to a plugin that has none of its own
+// (examples/python-echo keeps none).
+const PythonRuntime = "clawhost_plugin.py"
+
 // packagePython writes the zipapp of dir to out (0755, replaced whole):
-// "#!" + python, then a zip of dir's .py files (not its subdirectories)
-// and PythonDescriptor.
+// "#!" + python, then a zip of dir's .py files (not its subdirectories),
+// the runtime PythonRuntime when dir has none, and PythonDescriptor.
 func packagePython(dir, out, python string) (err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -105,6 +111,15 @@ func packagePython(dir, out, python string) (err error) {
 			return err
 		}
 		if err := add(name, data); err != nil {
+			return err
+		}
+	}
+	if !slices.Contains(files, PythonRuntime) {
+		runtime, err := renderSkeleton(PythonRuntime, skeletonData{})
+		if err != nil {
+			return err
+		}
+		if err := add(PythonRuntime, runtime); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"archive/zip"
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,9 +48,18 @@ func TestPluginPackage(t *testing.T) {
 	var names []string
 	for _, f := range zr.File {
 		names = append(names, f.Name)
+		if f.Name == PythonRuntime {
+			rc, _ := f.Open()
+			got, _ := io.ReadAll(rc)
+			rc.Close()
+			if want, _ := renderSkeleton(PythonRuntime, skeletonData{}); !bytes.Equal(got, want) {
+				t.Errorf("the package's %s is not this binary's runtime", PythonRuntime)
+			}
+		}
 	}
 	slices.Sort(names)
-	if want := []string{"__main__.py", PythonDescriptor, "helper.py"}; !slices.Equal(names, want) {
+	// A plugin without a runtime of its own gets this binary's.
+	if want := []string{"__main__.py", PythonDescriptor, PythonRuntime, "helper.py"}; !slices.Equal(names, want) {
 		t.Errorf("the package holds %q, want %q", names, want)
 	}
 	// The zip's own offsets are right (what python's zipimport reads):
