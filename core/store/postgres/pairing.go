@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/tables"
 )
 
 // pairingLock serializes the pairing writes of every host (they are rare:
@@ -30,57 +31,12 @@ func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (stor
 		req.TTL = time.Hour
 	}
 	var resp store.PairingResponse
-	err := d.write(ctx, func(tx pgx.Tx) error {
+	err := d.write(ctx, func(tx pgx.Tx) (err error) {
 		if err := lockPairing(ctx, tx); err != nil {
 			return err
 		}
-		now := d.now()
-		if _, err := tx.Exec(ctx, `DELETE FROM pairing_codes WHERE expires_at <= $1`, now.UnixNano()); err != nil {
-			return err
-		}
-		var c store.PairingCode
-		var created, expires int64
-		err := tx.QueryRow(ctx, `SELECT code, sender_name, sender_username, created_at, expires_at FROM pairing_codes WHERE instance = $1 AND sender_id = $2`,
-			req.Instance, req.SenderID).Scan(&c.Code, &c.SenderName, &c.SenderUsername, &created, &expires)
-		if err == nil {
-			c.Instance, c.SenderID, c.CreatedAt, c.ExpiresAt = req.Instance, req.SenderID, store.FromUnixNano(created), store.FromUnixNano(expires)
-			resp = store.PairingResponse{Code: c}
-			return nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM pairing_codes WHERE instance = $1`, req.Instance).Scan(&n); err != nil {
-			return err
-		}
-		if n >= d.opts.MaxPendingPairings {
-			return store.ErrTooManyPending
-		}
-		c = store.PairingCode{Instance: req.Instance, SenderID: req.SenderID, SenderName: req.SenderName, SenderUsername: req.SenderUsername, CreatedAt: now, ExpiresAt: now.Add(req.TTL)}
-		for range 10 {
-			c.Code = strings.ToUpper(strings.TrimSpace(req.Code))
-			if c.Code == "" {
-				c.Code = store.NewPairingCode()
-			}
-			var x int
-			err := tx.QueryRow(ctx, `SELECT 1 FROM pairing_codes WHERE code = $1`, c.Code).Scan(&x)
-			if errors.Is(err, pgx.ErrNoRows) {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			if req.Code != "" {
-				return fmt.Errorf("code %s is already in use", c.Code)
-			}
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO pairing_codes(instance, sender_id, code, created_at, expires_at, sender_name, sender_username) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			c.Instance, c.SenderID, c.Code, now.UnixNano(), c.ExpiresAt.UnixNano(), c.SenderName, c.SenderUsername); err != nil {
-			return err
-		}
-		resp = store.PairingResponse{Code: c, Created: true}
-		return nil
+		resp, err = tables.RequestPairing(tablesTx{ctx, tx}, req, d.now(), d.opts.MaxPendingPairings)
+		return err
 	})
 	if err != nil {
 		return store.PairingResponse{}, fmt.Errorf("request pairing for %s:%s: %w", req.Instance, req.SenderID, err)
@@ -91,87 +47,21 @@ func (d *DB) RequestPairing(ctx context.Context, req store.PairingRequest) (stor
 // ApprovePairing implements [store.Pairing].
 func (d *DB) ApprovePairing(ctx context.Context, req store.ApproveRequest) (store.ApprovedSender, error) {
 	code := strings.ToUpper(strings.TrimSpace(req.Code))
-	var a store.ApprovedSender
-	var expired, wrong bool
-	err := d.write(ctx, func(tx pgx.Tx) error {
+	var a tables.Approval
+	err := d.write(ctx, func(tx pgx.Tx) (err error) {
 		if err := lockPairing(ctx, tx); err != nil {
 			return err
 		}
-		now := d.now()
-		expired, wrong = false, false
-		if _, err := tx.Exec(ctx, `DELETE FROM pairing_guesses WHERE at <= $1`, now.Add(-store.PairingGuessWindow).UnixNano()); err != nil {
-			return err
-		}
-		var guesses int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM pairing_guesses`).Scan(&guesses); err != nil {
-			return err
-		}
-		if guesses >= store.MaxWrongPairingGuesses {
-			return store.ErrTooManyAttempts
-		}
-		var expires int64
-		err := tx.QueryRow(ctx, `SELECT instance, sender_id, expires_at FROM pairing_codes WHERE code = $1`, code).Scan(&a.Instance, &a.SenderID, &expires)
-		if errors.Is(err, pgx.ErrNoRows) {
-			// Commit the guess (and, at the bound, void every pending
-			// code); report after.
-			wrong = true
-			if _, err := tx.Exec(ctx, `INSERT INTO pairing_guesses(at) VALUES ($1)`, now.UnixNano()); err != nil {
-				return err
-			}
-			if guesses+1 >= store.MaxWrongPairingGuesses {
-				_, err := tx.Exec(ctx, `DELETE FROM pairing_codes`)
-				return err
-			}
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM pairing_codes WHERE code = $1`, code); err != nil {
-			return err
-		}
-		if expires <= now.UnixNano() {
-			expired = true
-			return nil
-		}
-		a.ApprovedAt, a.ApprovedBy = now, req.By
-		_, err = tx.Exec(ctx, `INSERT INTO approved_senders(instance, sender_id, approved_at, approved_by) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (instance, sender_id) DO UPDATE SET approved_at = excluded.approved_at, approved_by = excluded.approved_by`,
-			a.Instance, a.SenderID, now.UnixNano(), req.By)
+		a, err = tables.ApprovePairing(tablesTx{ctx, tx}, code, req.By, d.now())
 		return err
 	})
-	switch {
-	case err == nil && expired:
-		err = store.ErrExpired
-	case err == nil && wrong:
-		err = store.ErrNotFound
-	}
-	if err != nil {
-		return store.ApprovedSender{}, fmt.Errorf("approve pairing code: %w", err)
-	}
-	return a, nil
+	return a.Result(err)
 }
 
 // PendingPairings implements [store.Pairing].
 func (d *DB) PendingPairings(ctx context.Context, instance string) ([]store.PairingCode, error) {
-	rows, err := d.pool.Query(ctx, `SELECT instance, sender_id, sender_name, sender_username, code, created_at, expires_at FROM pairing_codes
-		WHERE ($1 = '' OR instance = $1) AND expires_at > $2 ORDER BY created_at, instance, sender_id`,
-		instance, d.now().UnixNano())
+	out, err := tables.PendingPairings(d.reader(ctx), instance, d.now())
 	if err != nil {
-		return nil, fmt.Errorf("list pending pairings: %w", d.closed(err))
-	}
-	defer rows.Close()
-	var out []store.PairingCode
-	for rows.Next() {
-		var c store.PairingCode
-		var created, expires int64
-		if err := rows.Scan(&c.Instance, &c.SenderID, &c.SenderName, &c.SenderUsername, &c.Code, &created, &expires); err != nil {
-			return nil, fmt.Errorf("list pending pairings: %w", err)
-		}
-		c.CreatedAt, c.ExpiresAt = store.FromUnixNano(created), store.FromUnixNano(expires)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list pending pairings: %w", err)
 	}
 	return out, nil
@@ -183,36 +73,17 @@ func (d *DB) IsApproved(ctx context.Context, instance, senderID string, ttl time
 	if ttl > 0 {
 		since = d.now().Add(-ttl).UnixNano()
 	}
-	var x int
-	err := d.pool.QueryRow(ctx, `SELECT 1 FROM approved_senders WHERE instance = $1 AND sender_id = $2 AND approved_at > $3`, instance, senderID, since).Scan(&x)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
+	ok, err := tables.IsApproved(d.reader(ctx), instance, senderID, since)
 	if err != nil {
-		return false, fmt.Errorf("is %s:%s approved: %w", instance, senderID, d.closed(err))
+		return false, fmt.Errorf("is %s:%s approved: %w", instance, senderID, err)
 	}
-	return true, nil
+	return ok, nil
 }
 
 // ApprovedSenders implements [store.Pairing].
 func (d *DB) ApprovedSenders(ctx context.Context, instance string) ([]store.ApprovedSender, error) {
-	rows, err := d.pool.Query(ctx, `SELECT instance, sender_id, approved_at, approved_by FROM approved_senders
-		WHERE ($1 = '' OR instance = $1) ORDER BY approved_at, instance, sender_id`, instance)
+	out, err := tables.ApprovedSenders(d.reader(ctx), instance)
 	if err != nil {
-		return nil, fmt.Errorf("list approved senders: %w", d.closed(err))
-	}
-	defer rows.Close()
-	var out []store.ApprovedSender
-	for rows.Next() {
-		var a store.ApprovedSender
-		var at int64
-		if err := rows.Scan(&a.Instance, &a.SenderID, &at, &a.ApprovedBy); err != nil {
-			return nil, fmt.Errorf("list approved senders: %w", err)
-		}
-		a.ApprovedAt = store.FromUnixNano(at)
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list approved senders: %w", err)
 	}
 	return out, nil
@@ -221,16 +92,11 @@ func (d *DB) ApprovedSenders(ctx context.Context, instance string) ([]store.Appr
 // RevokeApproval implements [store.Pairing].
 func (d *DB) RevokeApproval(ctx context.Context, instance, senderID string) (bool, error) {
 	var found bool
-	err := d.write(ctx, func(tx pgx.Tx) error {
+	err := d.write(ctx, func(tx pgx.Tx) (err error) {
 		if err := lockPairing(ctx, tx); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM approved_senders WHERE instance = $1 AND sender_id = $2`, instance, senderID)
-		if err != nil {
-			return err
-		}
-		found = tag.RowsAffected() > 0
-		_, err = tx.Exec(ctx, `DELETE FROM pairing_codes WHERE instance = $1 AND sender_id = $2`, instance, senderID)
+		found, err = tables.RevokeApproval(tablesTx{ctx, tx}, instance, senderID)
 		return err
 	})
 	if err != nil {

@@ -1,0 +1,96 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/clawhost/clawhost/core/store/tables"
+)
+
+// tablesTx is a pgx transaction as the shared row layer (core/store/tables)
+// sees it.
+type tablesTx struct {
+	ctx context.Context
+	tx  pgx.Tx
+}
+
+func (x tablesTx) Exec(query string, args ...any) (int64, error) {
+	tag, err := x.tx.Exec(x.ctx, numbered(query), args...)
+	return tag.RowsAffected(), err
+}
+
+func (x tablesTx) Scan(query string, args []any, dest ...any) error {
+	return noRows(x.tx.QueryRow(x.ctx, numbered(query), args...).Scan(dest...))
+}
+
+func (x tablesTx) Query(query string, args ...any) (tables.Rows, error) {
+	return x.tx.Query(x.ctx, numbered(query), args...)
+}
+
+// tablesReader is the pool as the row layer sees it.
+type tablesReader struct {
+	ctx context.Context
+	d   *DB
+}
+
+// reader is the row layer's view of d's pool for one call.
+func (d *DB) reader(ctx context.Context) tablesReader { return tablesReader{ctx: ctx, d: d} }
+
+func (x tablesReader) Scan(query string, args []any, dest ...any) error {
+	return x.d.closed(noRows(x.d.pool.QueryRow(x.ctx, numbered(query), args...).Scan(dest...)))
+}
+
+func (x tablesReader) Query(query string, args ...any) (tables.Rows, error) {
+	rows, err := x.d.pool.Query(x.ctx, numbered(query), args...)
+	if err != nil {
+		return nil, x.d.closed(err)
+	}
+	return rows, nil
+}
+
+// noRows is err with pgx's "no rows" as the row layer's.
+func noRows(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return tables.ErrNoRows
+	}
+	return err
+}
+
+// numberedQueries caches numbered's rewrites: the row layer's queries are
+// constants, a few dozen.
+var numberedQueries sync.Map
+
+// numbered is query with each "?" outside a quoted string or identifier
+// numbered as PostgreSQL's parameters are: $1, $2, ….
+func numbered(query string) string {
+	if q, ok := numberedQueries.Load(query); ok {
+		return q.(string)
+	}
+	var b strings.Builder
+	n := 0
+	var quote byte
+	for i := 0; i < len(query); i++ {
+		c := query[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '?':
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(c)
+	}
+	q := b.String()
+	numberedQueries.Store(query, q)
+	return q
+}

@@ -1,0 +1,65 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/clawhost/clawhost/core/store/tables"
+)
+
+// tablesTx is the writer's batch transaction as the shared row layer
+// (core/store/tables) sees it.
+type tablesTx struct{ t *wtx }
+
+func (x tablesTx) Exec(query string, args ...any) (int64, error) { return x.t.execN(query, args...) }
+
+func (x tablesTx) Scan(query string, args []any, dest ...any) error {
+	return noRows(x.t.scan(query, args, dest...))
+}
+
+func (x tablesTx) Query(query string, args ...any) (tables.Rows, error) {
+	rows, err := x.t.query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+// tablesReader is the read connections as the row layer sees them.
+type tablesReader struct {
+	ctx context.Context
+	d   *DB
+}
+
+// reader is the row layer's view of d's read connections for one call.
+func (d *DB) reader(ctx context.Context) tablesReader { return tablesReader{ctx: ctx, d: d} }
+
+func (x tablesReader) Scan(query string, args []any, dest ...any) error {
+	row, err := x.d.queryRow(x.ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	return noRows(row.Scan(dest...))
+}
+
+func (x tablesReader) Query(query string, args ...any) (tables.Rows, error) {
+	rows, err := x.d.query(x.ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+// sqlRows are database/sql's rows as tables.Rows.
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { _ = r.Rows.Close() }
+
+// noRows is err with database/sql's "no rows" as the row layer's.
+func noRows(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return tables.ErrNoRows
+	}
+	return err
+}
