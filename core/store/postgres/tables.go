@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
@@ -62,8 +63,14 @@ func noRows(err error) error {
 }
 
 // numberedQueries caches numbered's rewrites: the row layer's queries are
-// constants, a few dozen.
-var numberedQueries sync.Map
+// constants, a few dozen, but a filter's (ListAudit's, ListUsage's) change
+// with it, so the cache stops growing at maxNumbered.
+var (
+	numberedQueries sync.Map
+	numberedCount   atomic.Int32
+)
+
+const maxNumbered = 512
 
 // numbered is query with each "?" outside a quoted string or identifier
 // numbered as PostgreSQL's parameters are: $1, $2, ….
@@ -91,6 +98,8 @@ func numbered(query string) string {
 		b.WriteByte(c)
 	}
 	q := b.String()
-	numberedQueries.Store(query, q)
+	if numberedCount.Add(1) <= maxNumbered {
+		numberedQueries.Store(query, q)
+	}
 	return q
 }

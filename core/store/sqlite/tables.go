@@ -51,6 +51,30 @@ func (x tablesReader) Query(query string, args ...any) (tables.Rows, error) {
 	return sqlRows{rows}, nil
 }
 
+// tablesAdhoc is the read pool for a query whose text changes from call to
+// call (a filter's WHERE): run unprepared, so the statement cache keeps
+// only the constant queries.
+type tablesAdhoc struct {
+	ctx context.Context
+	d   *DB
+}
+
+// adhoc is the row layer's view of d's read pool for one call's unprepared
+// queries.
+func (d *DB) adhoc(ctx context.Context) tablesAdhoc { return tablesAdhoc{ctx: ctx, d: d} }
+
+func (x tablesAdhoc) Scan(query string, args []any, dest ...any) error {
+	return noRows(x.d.rdb.QueryRowContext(x.ctx, query, args...).Scan(dest...))
+}
+
+func (x tablesAdhoc) Query(query string, args ...any) (tables.Rows, error) {
+	rows, err := x.d.rdb.QueryContext(x.ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
 // sqlRows are database/sql's rows as tables.Rows.
 type sqlRows struct{ *sql.Rows }
 
