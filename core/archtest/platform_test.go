@@ -81,6 +81,14 @@ const pluginDirMaker = "core/settings/settings.go"
 // the repository root.
 func repoFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
+	return goFiles(t, dir, false)
+}
+
+// goFiles are the Go files under dir (test files too when withTests),
+// relative to the repository root, testdata and hidden directories left
+// out.
+func goFiles(t *testing.T, dir string, withTests bool) map[string]string {
+	t.Helper()
 	root := filepath.Join("..", "..")
 	out := map[string]string{}
 	err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
@@ -90,7 +98,7 @@ func repoFiles(t *testing.T, dir string) map[string]string {
 		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || (!withTests && strings.HasSuffix(p, "_test.go")) {
 			return nil
 		}
 		b, err := os.ReadFile(p)

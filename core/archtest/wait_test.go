@@ -1,9 +1,6 @@
 package archtest
 
 import (
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -37,42 +34,13 @@ func deadlineViolations(files map[string]string) []string {
 	return out
 }
 
-// goFilesWithTests are every Go file under dir, tests included.
-func goFilesWithTests(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	root := filepath.Join("..", "..")
-	out := map[string]string{}
-	err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		r, _ := filepath.Rel(root, p)
-		out[filepath.ToSlash(r)] = string(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // TestWaitsHaveABudget: no test or harness bounds a wait by the test
 // binary's deadline except through sdktest.WaitDeadline.
 func TestWaitsHaveABudget(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{}
 	for _, dir := range []string{"core", "sdk", "plugins", "examples", "markup"} {
-		for k, v := range goFilesWithTests(t, dir) {
+		for k, v := range goFiles(t, dir, true) {
 			files[k] = v
 		}
 	}
