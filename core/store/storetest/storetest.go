@@ -84,6 +84,7 @@ var cases = []struct {
 	{"ToolResults", testToolResults},
 	{"PairingGuesses", testPairingGuesses},
 	{"Recover", testRecover},
+	{"LaunchNotBegunIsFree", testLaunchNotBegunIsFree},
 	{"Prune", testPrune},
 	{"ReopenKeepsState", testReopenKeepsState},
 	{"Sessions", testSessions},
