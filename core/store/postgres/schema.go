@@ -277,6 +277,13 @@ CREATE TABLE tool_results (
 );
 CREATE INDEX tool_results_journal ON tool_results(journal_id);
 `,
+	// 13: an attempt that truly began (store.Entry.Began, issue 85): only
+	// those spend a message's attempts. A run in processing at the upgrade
+	// is taken to have begun, as it was counted before.
+	`
+ALTER TABLE journal ADD COLUMN began BOOLEAN NOT NULL DEFAULT false;
+UPDATE journal SET began = true WHERE state = 'processing';
+`,
 }
 
 // schemaVersion is the version a database has after Open.

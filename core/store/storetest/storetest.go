@@ -85,6 +85,7 @@ var cases = []struct {
 	{"PairingGuesses", testPairingGuesses},
 	{"Recover", testRecover},
 	{"LaunchNotBegunIsFree", testLaunchNotBegunIsFree},
+	{"MarkBegan", testMarkBegan},
 	{"Prune", testPrune},
 	{"ReopenKeepsState", testReopenKeepsState},
 	{"Sessions", testSessions},
