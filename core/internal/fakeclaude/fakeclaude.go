@@ -85,11 +85,17 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 //
 // When RunLogEnvVar names a file, the fake appends one JSON line
 // ([RunEvent]) to it when the process starts, when a turn starts and
-// after a turn's result was written to stdout.
+// after a turn's result was written to stdout. "start" is logged when the
+// prompt's line was read: the moment claude read the prompt.
+//
+// When HoldEnvVar names a file, the fake waits while that file exists
+// before it reads anything from stdin (a claude slow to start: a host
+// killed meanwhile launched it, but it never read the prompt).
 func Main() {
 	sid := sessionID(os.Args)
 	out := json.NewEncoder(os.Stdout)
 	logRun(RunEvent{Event: "proc"})
+	holdWhile(os.Getenv(HoldEnvVar))
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	turn := 0

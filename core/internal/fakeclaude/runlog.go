@@ -10,6 +10,23 @@ import (
 
 // The run log: what the fake did, for the tests to judge by.
 
+// HoldEnvVar names a file while which exists the fake waits before it
+// reads its prompt (see Main).
+const HoldEnvVar = "CLAWHOST_FAKE_CLAUDE_HOLD"
+
+// holdWhile returns once no file is at path (at once for ""), or after
+// waitLimit.
+func holdWhile(path string) {
+	if path == "" {
+		return
+	}
+	for deadline := time.Now().Add(waitLimit); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err != nil {
+			return
+		}
+	}
+}
+
 // RunLogEnvVar names the file the fake appends its [RunEvent]s to.
 const RunLogEnvVar = "CLAWHOST_FAKE_CLAUDE_LOG"
 
