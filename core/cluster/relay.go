@@ -594,7 +594,9 @@ func outcome(err error) store.RelayResult {
 		return store.RelayResult{Error: ce.Message, Code: string(ce.Code), RetryAfter: ce.RetryAfter}
 	case errors.Is(err, pluginclient.ErrNotSent):
 		return store.RelayResult{Error: err.Error(), NotSent: true}
-	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, pluginclient.ErrPluginExited):
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, pluginclient.ErrPluginExited):
+		// Cut during the call (a hard stop, the end of a graceful stop's
+		// grace period): it may have reached the chat.
 		return store.RelayResult{Error: err.Error(), Code: string(channel.CodeUncertain)}
 	}
 	// Not ready, stopped, unknown: the plugin was not asked.
