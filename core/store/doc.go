@@ -132,8 +132,9 @@
 //  3. processing entries have no stored reply: the run was started but its
 //     result was lost. A run that never began ([Entry.Began] false: claude
 //     was launched but had not read the prompt) ran nothing: the entry goes
-//     back to queued (or accepted) with its attempt given back, however
-//     often that happens. For a run that began: if Attempts <
+//     back to queued (or accepted) with its attempt given back, until its
+//     [Entry.Launches] reach [MaxLaunches]; from then on such a launch
+//     counts as a run that began. For a run that began: if Attempts <
 //     [RecoverOptions.MaxAttempts] (default 2)
 //     the entry goes back to queued (to accepted if it had no session) and
 //     is in Resume; the next Start makes it attempt 2. Otherwise it becomes

@@ -254,6 +254,9 @@ type Entry struct {
 	// Began: the current run began, claude read the prompt
 	// ([Journal.MarkBegan]); Start and Begin clear it.
 	Began bool
+	// Launches counts every Start and Begin, given back or not (see
+	// [MaxLaunches]).
+	Launches int
 	// Reason says why an entry was dropped or failed; may be empty.
 	Reason string
 	// Owner is the host that last accepted, routed, started, replied to

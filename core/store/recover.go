@@ -42,10 +42,12 @@ func ApplyRecovery(open []Entry, opts RecoverOptions, now time.Time, w RecoveryW
 		case StateAccepted, StateQueued:
 			rec.Resume = append(rec.Resume, e)
 		case StateProcessing:
-			if !e.Began {
+			if !e.Began && e.Launches < MaxLaunches {
 				// Launched, but killed before claude read the prompt:
 				// nothing ran, so nothing is spent.
 				e.Attempts = max(e.Attempts-1, 0)
+			} else {
+				e.Began = true
 			}
 			if !e.Began || e.Attempts < opts.MaxAttempts {
 				e.Began = false

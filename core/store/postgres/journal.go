@@ -12,14 +12,14 @@ import (
 )
 
 const entryCols = `id, instance, chat_id, thread_id, message_id, dedupe_key, received_at,
-	message, state, session_key, attempts, reason, updated_at, owner, began`
+	message, state, session_key, attempts, reason, updated_at, owner, began, launches`
 
 func scanEntry(row pgx.Row) (store.Entry, error) {
 	var e store.Entry
 	var recv, upd int64
 	var st string
 	err := row.Scan(&e.ID, &e.Instance, &e.ChatID, &e.ThreadID, &e.MessageID, &e.DedupeKey, &recv,
-		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd, &e.Owner, &e.Began)
+		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd, &e.Owner, &e.Began, &e.Launches)
 	e.ReceivedAt, e.UpdatedAt, e.State = store.FromUnixNano(recv), store.FromUnixNano(upd), store.State(st)
 	return e, err
 }
@@ -185,7 +185,7 @@ func (d *DB) Begin(ctx context.Context, sessionKey string, ids ...int64) error {
 // none.
 func (d *DB) start(ctx context.Context, sessionKey string, ids []int64) error {
 	return d.write(ctx, func(tx pgx.Tx) error {
-		moved, err := collectIDs(tx.Query(ctx, `UPDATE journal SET state = 'processing', attempts = attempts + 1, began = false, updated_at = $1,
+		moved, err := collectIDs(tx.Query(ctx, `UPDATE journal SET state = 'processing', attempts = attempts + 1, launches = launches + 1, began = false, updated_at = $1,
 			session_key = CASE WHEN $2 = '' THEN session_key ELSE $2 END, owner = $4
 			WHERE id = ANY($3) AND state IN ('accepted', 'queued') RETURNING id`, d.now().UnixNano(), sessionKey, ids, d.opts.Host))
 		if err != nil {

@@ -97,3 +97,35 @@ func testMarkBegan(t *testing.T, h *env) {
 		t.Fatalf("MarkBegan after the end: %s", e.State)
 	}
 }
+
+// testLaunchesAreBounded: launches that never began are free only up to
+// store.MaxLaunches; from then on each counts as a run, so a message
+// whose every launch dies before claude reads the prompt is given up in
+// the end rather than retried without end.
+func testLaunchesAreBounded(t *testing.T, h *env) {
+	ctx := context.Background()
+	d := h.open()
+	id := mustAccept(t, d, msg(1))
+	d.Enqueue(ctx, id, "s")
+	for launch := 1; ; launch++ {
+		if err := d.Start(ctx, id); err != nil {
+			t.Fatalf("launch %d: %v", launch, err)
+		}
+		rec, err := d.Recover(ctx, store.RecoverOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.Failed) == 1 {
+			if want := store.MaxLaunches + store.DefaultMaxAttempts - 1; launch != want {
+				t.Fatalf("given up after %d launches that never began, want %d", launch, want)
+			}
+			if e, _ := d.Entry(ctx, id); e.Launches != launch {
+				t.Fatalf("Launches = %d after %d launches", e.Launches, launch)
+			}
+			return
+		}
+		if launch > store.MaxLaunches+store.DefaultMaxAttempts {
+			t.Fatalf("still retried after %d launches that never began", launch)
+		}
+	}
+}

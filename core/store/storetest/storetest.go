@@ -86,6 +86,7 @@ var cases = []struct {
 	{"Recover", testRecover},
 	{"LaunchNotBegunIsFree", testLaunchNotBegunIsFree},
 	{"MarkBegan", testMarkBegan},
+	{"LaunchesAreBounded", testLaunchesAreBounded},
 	{"Prune", testPrune},
 	{"ReopenKeepsState", testReopenKeepsState},
 	{"Sessions", testSessions},
