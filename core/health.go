@@ -253,6 +253,12 @@ func (s healthStore) Begin(ctx context.Context, key string, ids ...int64) error 
 	return err
 }
 
+func (s healthStore) MarkBegan(ctx context.Context, ids ...int64) error {
+	err := s.Store.MarkBegan(ctx, ids...)
+	s.h.record("began", err)
+	return err
+}
+
 func (s healthStore) Start(ctx context.Context, ids ...int64) error {
 	err := s.Store.Start(ctx, ids...)
 	s.h.record("start", err)

@@ -517,6 +517,11 @@ func (h *Host) Shutdown(ctx context.Context) {
 	}
 	h.tools.Stop(ctx)
 	h.gw.Close(ctx)
+	if h.cluster != nil {
+		// The sends this host makes for the others finish through the
+		// plugins before they stop (issue 85).
+		h.cluster.Drain(ctx)
+	}
 	h.plugins.Stop()
 	if err := h.agent.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		h.log.Warn("stopping claude processes", "error", err)

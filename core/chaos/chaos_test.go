@@ -160,8 +160,8 @@ func campaign(t *testing.T, o options) {
 	fmt.Printf("\n%s\nseed %d, %v\n", b.String(), o.seed, time.Since(start).Round(time.Second))
 	for _, r := range rows {
 		if r.failed() {
-			t.Errorf("%s: %d lost, %d doubled, %d finished turns re-run, %d charged twice, %d costs off, %d Stop buttons left, %d orphans, %d unfinished",
-				r.name, r.lost, r.doubled, r.finishedReruns, r.chargedTwice, r.costOff, r.stopsLeft, r.orphans, r.unfinished)
+			t.Errorf("%s: %d lost, %d doubled, %d finished turns re-run, %d charged twice, %d costs off, %d Stop buttons left, %d orphans, %d unfinished, %d given up of which %d ran twice, %d false notices",
+				r.name, r.lost, r.doubled, r.finishedReruns, r.chargedTwice, r.costOff, r.stopsLeft, r.orphans, r.unfinished, r.givenUp, r.ranTwice, r.falseNotices)
 		}
 	}
 	if t.Failed() {

@@ -45,6 +45,9 @@ func (e *env) setupCluster() {
 		}
 		h := e.hostConfig(dir, filepath.Join(dir, "data"))
 		h.Storage = e2e.Attrs{"engine": "postgres", "url": e.url, "host_id": id, "lease_ttl": clusterTTL}
+		if e.sc.defaultTTL {
+			delete(h.Storage, "lease_ttl")
+		}
 		p := &peer{id: id, cfg: h.Write(e.t)}
 		e.peers = append(e.peers, p)
 	}

@@ -66,7 +66,13 @@
 //   - store-locked: another connection holds the database with BEGIN
 //     EXCLUSIVE for a few seconds;
 //   - disk-full: the data directory is a small tmpfs, filled up for a few
-//     seconds (needs root and mount(8); skipped, and said so, otherwise).
+//     seconds (needs root and mount(8); skipped, and said so, otherwise);
+//   - cluster-*: three hosts on one throwaway PostgreSQL (cluster_test.go)
+//     serving the one bot; kill -9 of the poller or of a host that only runs
+//     turns, or SIGTERM of any host, at 2 s leases; cluster-kill9-storm and
+//     cluster-sigterm-storm strike any host with kill -9 or SIGTERM every
+//     trial at the default lease_ttl (5 s), the failover campaign of issue
+//     85.
 //
 // The trial then waits until every message it sent is settled: its
 // journal entry is finished (done, failed or dropped). Recovery time is
@@ -109,6 +115,14 @@
 //     message the journal never stored, or one never settled).
 //   - runs ×2: messages whose turn claude started more than once (a run
 //     interrupted by a host kill is run again, at most once).
+//   - given up, ran twice: messages failed as interrupted ("the gateway
+//     restarted twice"), and those of them whose prompt the fake claude
+//     read at least twice (its run log's turn starts, logged when it read
+//     the prompt). A launch killed before claude read the prompt is no
+//     run: the two must be equal, else the scenario fails.
+//   - false notices: "may be missing" notices that excuse no message with
+//     a missing part. A kill -9 may leave some (a send that arrived whose
+//     answer was lost); the scenarios of graceful stops fail on any.
 //   - finished re-run: a turn started again after an earlier run of it had
 //     written its result, unless the host was SIGKILLed after that run
 //     started (the one window the journal's contract admits: a crash

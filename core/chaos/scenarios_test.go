@@ -35,8 +35,12 @@ type scenario struct {
 	inject func(e *env, r uint64) time.Time
 	// before, when set, runs before trial i (not a fault).
 	before func(e *env, i int)
-	// hosts > 1: the multi-host mode (cluster_test.go).
-	hosts int
+	// hosts > 1: the multi-host mode (cluster_test.go); defaultTTL: the
+	// hosts run with the default storage.lease_ttl (5 s), not clusterTTL.
+	hosts      int
+	defaultTTL bool
+	// noFalseNotices: the tally fails a "may be missing" notice that
+	// excuses no missing part (a graceful stop must send none).
 	// platform is the chat platform ("" Telegram, "slack"; platform_test.go).
 	platform string
 	// settle, when set, bounds the wait for a trial's messages instead of
@@ -63,6 +67,8 @@ type scenario struct {
 	// limit: the fake claude answers at claude's usage limit while the
 	// scenario's limit file says so (limitFile).
 	limit bool
+	// noFalseNotices: see hosts.
+	noFalseNotices bool
 }
 
 // signScript is the sending-hook scenario's message_sending program: it
@@ -239,6 +245,14 @@ var scenarios = []scenario{
 	{name: "cluster-poller-kill9", prefix: "cp", long: 30, short: 1, hosts: 3, window: 2500 * time.Millisecond, inject: clusterFault("poller", syscall.SIGKILL)},
 	{name: "cluster-worker-kill9", prefix: "cw", long: 30, hosts: 3, window: 2500 * time.Millisecond, inject: clusterFault("worker", syscall.SIGKILL)},
 	{name: "cluster-sigterm", prefix: "cs", long: 15, hosts: 3, window: 2500 * time.Millisecond, inject: clusterFault("any", syscall.SIGTERM)},
+	// Issue 85's failover campaign at the default lease_ttl (5 s): a
+	// kill -9 of any host every trial — a message is given up only after
+	// claude truly read its prompt twice ("given up" = "ran twice") —, and
+	// a SIGTERM of any host every trial — no chat is told a part "may be
+	// missing" that arrived ("false notices" 0).
+	{name: "cluster-kill9-storm", prefix: "cx", long: 20, hosts: 3, defaultTTL: true, window: 5 * time.Second, inject: clusterFault("any", syscall.SIGKILL)},
+	{name: "cluster-sigterm-storm", prefix: "cy", long: 15, hosts: 3, defaultTTL: true, noFalseNotices: true, window: 5 * time.Second,
+		inject: clusterFault("any", syscall.SIGTERM)},
 }
 
 // unconfirmed: in half the trials (r odd) the platform is not told for a

@@ -35,10 +35,18 @@ type row struct {
 	notes                                   []string
 	failures                                []string // one line per lost, doubled, finished re-run or orphan
 	uncertainNotices, restartNotices, kills int
+	// givenUp: messages failed as interrupted ("the gateway restarted
+	// twice"); ranTwice: those of them whose prompt the fake claude read
+	// at least twice (its run log's starts). They must be equal: a launch
+	// killed before claude read the prompt is no run. falseNotices: "may
+	// be missing" notices that excuse no missing part.
+	givenUp, ranTwice, falseNotices int
+	strictNotices                   bool
 }
 
 func (r row) failed() bool {
-	return r.lost+r.doubled+r.finishedReruns+r.orphans+r.unfinished+r.chargedTwice+r.costOff+r.stopsLeft+r.doneTwice > 0
+	return r.lost+r.doubled+r.finishedReruns+r.orphans+r.unfinished+r.chargedTwice+r.costOff+r.stopsLeft+r.doneTwice > 0 ||
+		r.givenUp != r.ranTwice || r.strictNotices && r.falseNotices > 0
 }
 
 // Notices the host sends instead of (part of) a reply; see core/delivery,
@@ -125,7 +133,7 @@ func count(view []string, f func(string) bool) int {
 // tally judges every message of the scenario (see the package
 // documentation) once the host is stopped.
 func (e *env) tally() row {
-	r := row{name: e.sc.name, trials: e.trials, msgs: len(e.msgs), orphans: len(e.orphans), notes: e.notes, kills: len(e.kills)}
+	r := row{name: e.sc.name, trials: e.trials, msgs: len(e.msgs), orphans: len(e.orphans), notes: e.notes, kills: len(e.kills), strictNotices: e.sc.noFalseNotices}
 	for _, o := range e.orphans {
 		r.failures = append(r.failures, "orphan "+o)
 	}
@@ -179,6 +187,14 @@ func (e *env) tally() row {
 		rs := runs[m.mark]
 		if len(rs) >= 2 {
 			r.reruns++
+		}
+		if en.found && en.state == "failed" && en.reason == "interrupted" {
+			r.givenUp++
+			if len(rs) >= 2 {
+				r.ranTwice++
+			} else {
+				r.failures = append(r.failures, fmt.Sprintf("given up after claude read its prompt %d times: %s (trial %d, chat %s)", len(rs), m.mark, m.trial, chat))
+			}
 		}
 		for k := 1; k < len(rs); k++ {
 			if why := e.finishedRerun(rs, k, en); why != "" {
@@ -285,6 +301,14 @@ func (e *env) tally() row {
 			r.failures = append(r.failures, "lost "+desc)
 		}
 	}
+	for chat := range views {
+		if n := spare[chat+"|uncertain"]; n > 0 {
+			r.falseNotices += n
+			if r.strictNotices {
+				r.failures = append(r.failures, fmt.Sprintf("chat %s was told %d times a part may be missing with no part missing", chat, n))
+			}
+		}
+	}
 	for _, k := range e.liveStops() {
 		r.stopsLeft++
 		r.failures = append(r.failures, "a turn card still shows its Stop button: message "+k)
@@ -299,15 +323,15 @@ func (e *env) tally() row {
 // printTable writes the campaign's one table.
 func printTable(w io.Writer, rows []row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\ttrials\tmessages\tanswered 1\tlost\tdoubled\tuncertain told\tother told\truns ×2\tfinished re-run\tcharged ×2\tcost off\tstop left\tdone ×2\torphans\tunfinished\trecovery median\trecovery max\t")
+	fmt.Fprintln(tw, "scenario\ttrials\tmessages\tanswered 1\tlost\tdoubled\tuncertain told\tother told\truns ×2\tgiven up\tran twice\tfalse notices\tfinished re-run\tcharged ×2\tcost off\tstop left\tdone ×2\torphans\tunfinished\trecovery median\trecovery max\t")
 	var tot row
 	for _, r := range rows {
 		if r.skipped {
-			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, "skipped")
+			fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", r.name, "skipped")
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.name, r.trials, r.msgs, r.answered, r.lost, r.doubled,
-			r.uncertainTold, r.otherTold, r.reruns, r.finishedReruns, r.chargedTwice, r.costOff, r.stopsLeft, r.doneTwice, r.orphans, r.unfinished, dur(r.recMedian), dur(r.recMax))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.name, r.trials, r.msgs, r.answered, r.lost, r.doubled,
+			r.uncertainTold, r.otherTold, r.reruns, r.givenUp, r.ranTwice, r.falseNotices, r.finishedReruns, r.chargedTwice, r.costOff, r.stopsLeft, r.doneTwice, r.orphans, r.unfinished, dur(r.recMedian), dur(r.recMax))
 		tot.trials += r.trials
 		tot.msgs += r.msgs
 		tot.answered += r.answered
@@ -316,6 +340,9 @@ func printTable(w io.Writer, rows []row) {
 		tot.uncertainTold += r.uncertainTold
 		tot.otherTold += r.otherTold
 		tot.reruns += r.reruns
+		tot.givenUp += r.givenUp
+		tot.ranTwice += r.ranTwice
+		tot.falseNotices += r.falseNotices
 		tot.finishedReruns += r.finishedReruns
 		tot.orphans += r.orphans
 		tot.unfinished += r.unfinished
@@ -327,8 +354,8 @@ func printTable(w io.Writer, rows []row) {
 		tot.costTrue += r.costTrue
 		tot.recMax = max(tot.recMax, r.recMax)
 	}
-	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", "total", tot.trials, tot.msgs, tot.answered, tot.lost, tot.doubled,
-		tot.uncertainTold, tot.otherTold, tot.reruns, tot.finishedReruns, tot.chargedTwice, tot.costOff, tot.stopsLeft, tot.doneTwice, tot.orphans, tot.unfinished, "", dur(tot.recMax))
+	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", "total", tot.trials, tot.msgs, tot.answered, tot.lost, tot.doubled,
+		tot.uncertainTold, tot.otherTold, tot.reruns, tot.givenUp, tot.ranTwice, tot.falseNotices, tot.finishedReruns, tot.chargedTwice, tot.costOff, tot.stopsLeft, tot.doneTwice, tot.orphans, tot.unfinished, "", dur(tot.recMax))
 	tw.Flush()
 	fmt.Fprintf(w, "ledger: $%.6f recorded, $%.6f the turns' true cost\n", tot.costRecorded, tot.costTrue)
 }

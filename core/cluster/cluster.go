@@ -127,9 +127,22 @@ func (c *Cluster) Lost() <-chan error { return c.m.lost }
 // Leave stops renewing and hands the lease back (a graceful stop).
 func (c *Cluster) Leave() { c.m.leave() }
 
+// Drain is a graceful stop's step before the channel plugins stop: the
+// calls this host makes for the other hosts (their sends through the
+// channels it holds) finish and their outcomes are stored; it claims no
+// more. Until ctx ends; then the calls still running are cut.
+func (c *Cluster) Drain(ctx context.Context) {
+	if c.relay != nil {
+		c.relay.drain(ctx)
+	}
+}
+
 // Abandon stops renewing without touching the store (the lease is lost or
 // the store about to close).
 func (c *Cluster) Abandon() {
+	if c.relay != nil {
+		c.relay.kill()
+	}
 	if c.m.cancel != nil {
 		c.m.cancel()
 		<-c.m.done

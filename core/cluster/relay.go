@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -64,11 +65,25 @@ type relay struct {
 	waiters map[chan struct{}]struct{}
 	claim   chan struct{}
 	wg      sync.WaitGroup
+	// calls is the context of the calls this host makes for the others:
+	// not the serving loop's, so a graceful stop lets them finish (see
+	// drain); kill ends them (a hard stop).
+	calls context.Context
+	kill  context.CancelFunc
+	// stopClaims, closed by drain, ends the claiming; served is closed
+	// once serve returned (every call it claimed finished); serving:
+	// serve was started.
+	stopClaims chan struct{}
+	stopOnce   sync.Once
+	served     chan struct{}
+	serving    atomic.Bool
 }
 
 func newRelay(clock tstime.Clock, db store.Cluster, g *gate, local gateway.Ports, log hclog.Logger, id string, alive func(string) bool) *relay {
+	calls, kill := context.WithCancel(context.Background())
 	return &relay{clock: tstime.Or(clock), db: db, gate: g, local: local, log: log.Named("relay"), id: id, alive: alive,
-		waiters: map[chan struct{}]struct{}{}, claim: make(chan struct{}, 1)}
+		waiters: map[chan struct{}]struct{}{}, claim: make(chan struct{}, 1), calls: calls, kill: kill,
+		stopClaims: make(chan struct{}), served: make(chan struct{})}
 }
 
 // Ready implements delivery.Channels.
@@ -331,17 +346,26 @@ func (r *relay) wakeClaims() {
 }
 
 // serve claims and makes the calls relayed to the instances this host
-// holds until ctx ends.
+// holds until ctx ends or drain is called, then waits for the calls it
+// claimed to finish: ending ctx does not cut them (kill does).
 func (r *relay) serve(ctx context.Context) {
+	r.serving.Store(true)
+	defer close(r.served)
+	defer r.wg.Wait()
 	t, tick := r.clock.NewTicker(relayPoll)
 	defer t.Stop()
 	for {
+		select {
+		case <-r.stopClaims:
+			return
+		default:
+		}
 		// Only the instances ready here: a call waiting for a plugin that
 		// restarts stays unclaimed, so its origin can still withdraw it
 		// as certainly not sent.
 		held := slices.DeleteFunc(r.gate.heldInstances(), func(inst string) bool { _, ok := r.local.Ready(inst); return !ok })
 		if len(held) > 0 {
-			calls, err := r.db.ClaimRelays(ctx, held, 64)
+			calls, err := r.claimSome(ctx, held)
 			if err != nil && ctx.Err() == nil {
 				r.log.Error("claiming relayed channel calls failed", "error", err)
 			}
@@ -349,7 +373,7 @@ func (r *relay) serve(ctx context.Context) {
 				r.wg.Add(1)
 				go func() {
 					defer r.wg.Done()
-					r.make(ctx, c)
+					r.make(r.calls, c)
 				}()
 			}
 			if len(calls) == 64 {
@@ -358,11 +382,45 @@ func (r *relay) serve(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-			r.wg.Wait()
+			return
+		case <-r.stopClaims:
 			return
 		case <-tick:
 		case <-r.claim:
 		}
+	}
+}
+
+// claimSome claims up to 64 calls for held. The claim is not cut by the
+// end of ctx: a claim committed whose answer was lost would leave calls
+// claimed that nobody makes, uncertain to their senders once this host
+// left (a graceful stop sent false "may be missing" notes, issue 85).
+func (r *relay) claimSome(ctx context.Context, held []string) ([]store.RelayCall, error) {
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return r.db.ClaimRelays(cctx, held, 64)
+}
+
+// drain is a graceful stop's first step, before the plugins stop: no more
+// calls are claimed, and those claimed finish through the plugins and
+// store their outcomes, so their senders learn what became of them (a
+// send that arrived is not reported "may be missing"). Calls not claimed
+// yet wait for the channel's next holder. When ctx ends first the calls
+// still running are cut (their senders take them as uncertain).
+func (r *relay) drain(ctx context.Context) {
+	r.stopOnce.Do(func() { close(r.stopClaims) })
+	if !r.serving.Load() {
+		return
+	}
+	select {
+	case <-r.served:
+	case <-ctx.Done():
+		r.log.Warn("relayed calls still running at the end of the stop's grace period are cut; their hosts take them as uncertain")
+		r.kill()
+		<-r.served
 	}
 }
 
@@ -536,7 +594,9 @@ func outcome(err error) store.RelayResult {
 		return store.RelayResult{Error: ce.Message, Code: string(ce.Code), RetryAfter: ce.RetryAfter}
 	case errors.Is(err, pluginclient.ErrNotSent):
 		return store.RelayResult{Error: err.Error(), NotSent: true}
-	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, pluginclient.ErrPluginExited):
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, pluginclient.ErrPluginExited):
+		// Cut during the call (a hard stop, the end of a graceful stop's
+		// grace period): it may have reached the chat.
 		return store.RelayResult{Error: err.Error(), Code: string(channel.CodeUncertain)}
 	}
 	// Not ready, stopped, unknown: the plugin was not asked.

@@ -200,6 +200,8 @@ type recPort struct {
 	fetched []string // the refs downloaded
 	blocked bool
 	block   chan struct{}
+	// started, when set, gets the text of every send as it begins.
+	started chan string
 }
 
 func (p *recPort) Send(ctx context.Context, instance string, req channel.SendRequest) (channel.SendResponse, error) {
@@ -215,7 +217,11 @@ func (p *recPort) Send(ctx context.Context, instance string, req channel.SendReq
 	}
 	p.sent = append(p.sent, req.Text)
 	n := len(p.sent)
+	started := p.started
 	p.mu.Unlock()
+	if started != nil {
+		started <- req.Text
+	}
 	if blocked {
 		select {
 		case <-p.block:

@@ -341,25 +341,17 @@ func (d *Dispatcher) failed(id int64, tgt message.Target, i int, c store.Chunk, 
 // notice tells the chat something about its reply (plain text, outside the
 // outbox, no retries once draining).
 //
-// A notice whose own send has an unknown outcome (the plugin died during
-// it, as it may have during the chunk the notice is about) is sent once
-// more, after the plugin is back: a notice shown twice is better than a
-// reply part missing without a word. (`make chaos` found that: a plugin
-// killed during a two-part reply, both parts and the notice in flight.)
+// A notice is sent at most once: one whose own send has an unknown outcome
+// (the plugin died during it, as it may have during the chunk the notice is
+// about) is not sent again, as it may have arrived — a chat got the
+// identical notice twice (issue 85). The cost: when both the part and its
+// notice were lost, the chat is not told.
 func (d *Dispatcher) notice(tgt message.Target, text string) {
 	req := channel.SendRequest{ChatID: tgt.ChatID, ThreadID: tgt.ThreadID, Text: text, Format: channel.FormatPlain}
-	for range noticeAttempts {
-		_, err := d.sendOne(tgt, req)
-		if !errors.Is(err, errUncertain) {
-			return
-		}
-		d.log.Warn("the outcome of a notice's send is unknown; sending it again", "instance", tgt.Instance, "chat", tgt.ChatID, "error", err)
+	if _, err := d.sendOne(tgt, req); errors.Is(err, errUncertain) {
+		d.log.Warn("the outcome of a notice's send is unknown; not sent again", "instance", tgt.Instance, "chat", tgt.ChatID, "error", err)
 	}
 }
-
-// noticeAttempts bounds the sends of one notice whose sends' outcomes are
-// unknown.
-const noticeAttempts = 2
 
 func (d *Dispatcher) mark(id int64, index int, platformIDs []string) {
 	d.markSent(store.ChunkSent{JournalID: id, Index: index, PlatformIDs: platformIDs})

@@ -29,10 +29,21 @@ type cluster struct {
 
 func startCluster(t *testing.T, ids ...string) *cluster {
 	t.Helper()
+	return startClusterWith(t, nil, ids...)
+}
+
+// startClusterWith is startCluster with each host's configuration changed
+// by mod first (nil: none).
+func startClusterWith(t *testing.T, mod func(*Host), ids ...string) *cluster {
+	t.Helper()
 	c := &cluster{t: t, url: pgtest.Cluster(t).NewDatabase(t), tg: telegramtest.NewServer(tgToken), hosts: map[string]*daemon{}}
 	t.Cleanup(c.tg.Close)
 	for _, id := range ids {
-		c.hosts[id] = Start(t, clusterHost(c.tg.APIEndpoint(), c.url, id))
+		h := clusterHost(c.tg.APIEndpoint(), c.url, id)
+		if mod != nil {
+			mod(&h)
+		}
+		c.hosts[id] = Start(t, h)
 	}
 	var err error
 	c.db, err = postgres.Open(context.Background(), c.url, postgres.Options{})

@@ -244,7 +244,7 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 		defer admitted()
 	}
 	profile := g.turns.Profile(key.Agent) // the agent's settings, resolved once for the turn
-	out := g.turns.Run(ctx, turn.Request{Key: key, Profile: &profile, Entries: b.Entries, Covers: b.Covers, Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, AbortReason: b.AbortReason})
+	out := g.turns.Run(ctx, turn.Request{Key: key, Profile: &profile, Entries: b.Entries, Covers: b.Covers, Messages: b.Messages, Collected: b.Collected, Summaries: b.Summaries, Start: b.Start, Began: b.Began, AbortReason: b.AbortReason})
 	switch {
 	case out.Park:
 		return l.park(ctx, b, out)

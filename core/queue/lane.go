@@ -57,6 +57,12 @@ func (b *Batch) Start(ctx context.Context) error {
 	return nil
 }
 
+// Began records that the turn's run truly began (claude read the prompt):
+// an interruption from now on spends the entries' attempts.
+func (b *Batch) Began(ctx context.Context) error {
+	return b.q.journal.MarkBegan(ctx, b.IDs()...)
+}
+
 // Covers returns the entries the turn's reply answers besides the first:
 // the rest of the batch and the messages steered into the run.
 func (b *Batch) Covers() []int64 {

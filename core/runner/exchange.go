@@ -212,6 +212,9 @@ func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string, images []
 			if !ok {
 				return r.ended(st, p, x), x.sawOutput
 			}
+			if !x.sawOutput {
+				t.began(ln.at)
+			}
 			x.sawOutput = true
 			if x.read(ln) {
 				return x.res, true

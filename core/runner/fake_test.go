@@ -377,7 +377,7 @@ func TestFakeAbortKillsGroup(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev := <-turn.Events()
+			ev := afterBegan(turn)
 			if ev.Kind != EventText || ev.Text != "partial" {
 				t.Fatalf("first event %+v", ev)
 			}
@@ -507,7 +507,7 @@ func TestFakeToolProgressAndSerialization(t *testing.T) {
 			t.Fatalf("tool %+v", ev.Tool)
 		}
 	}
-	if strings.Join(kinds, ",") != "tool_use,text,result" {
+	if strings.Join(kinds, ",") != "began,tool_use,text,result" {
 		t.Fatalf("events %v", kinds)
 	}
 	res := second.Wait()

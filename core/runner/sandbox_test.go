@@ -347,7 +347,7 @@ func testFakeSandbox(t *testing.T, recycled bool) {
 	// Abort kills claude and the tool it started, inside the sandbox.
 	turn, err := r.Run(context.Background(), TurnRequest{Key: "k", SessionID: sid, Prompt: "hang", MediaDir: "tg/1"})
 	must(t, err)
-	if ev := <-turn.Events(); ev.Kind != EventText || ev.Text != "partial" {
+	if ev := afterBegan(turn); ev.Kind != EventText || ev.Text != "partial" {
 		t.Fatalf("first event %+v", ev)
 	}
 	pid := r.Warm()["k"]

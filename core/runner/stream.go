@@ -30,6 +30,11 @@ const (
 	// withdrawal, an abort or the end of the context; the turn's timeout
 	// does not count the wait.
 	EventPermission
+	// EventBegan says the turn truly began: claude read the prompt. It is
+	// the runner's reading of claude's first stdout line of the turn
+	// (system/init, which claude writes once it has read the user
+	// message), sent once per turn, before any other event of it.
+	EventBegan
 )
 
 // String names the kind.
@@ -47,6 +52,8 @@ func (k EventKind) String() string {
 		return "result"
 	case EventPermission:
 		return "permission"
+	case EventBegan:
+		return "began"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }

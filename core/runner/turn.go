@@ -18,6 +18,8 @@ type Turn struct {
 	out        chan Event
 	// text is when the first assistant text was read (guarded by mu; zero before).
 	text time.Time
+	// begun: EventBegan was sent (guarded by mu).
+	begun bool
 
 	abortOnce sync.Once
 	abortCh   chan struct{}
@@ -82,6 +84,19 @@ func (t *Turn) emit(e Event) {
 		go t.forward()
 	}
 	t.pending = append(t.pending, e)
+}
+
+// began sends EventBegan, once per turn: claude wrote its first line of the
+// turn, so it read the prompt. A relaunch within the turn (a warm process
+// that died) does not send it again.
+func (t *Turn) began(at time.Time) {
+	t.mu.Lock()
+	first := !t.begun
+	t.begun = true
+	t.mu.Unlock()
+	if first {
+		t.emit(Event{Kind: EventBegan, At: at})
+	}
 }
 
 // forward hands the pending events to out in order; it returns when none

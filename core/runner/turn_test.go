@@ -6,6 +6,15 @@ import (
 	"time"
 )
 
+// afterBegan returns the turn's first event after EventBegan, which must
+// come first.
+func afterBegan(tu *Turn) Event {
+	if ev := <-tu.Events(); ev.Kind != EventBegan {
+		return ev
+	}
+	return <-tu.Events()
+}
+
 func TestFinishedTurn(t *testing.T) {
 	res := Result{Text: "done", Usage: Usage{InputTokens: 3, OutputTokens: 1}}
 	tu := FinishedTurn(res, Event{Kind: EventText, Text: "one"}, Event{Kind: EventToolUse, Tool: &ToolUse{Name: "Bash"}})

@@ -90,6 +90,9 @@
 //   - processing: [Journal.Start] commits this state, and increments
 //     Attempts, before the runner is started. A message in processing has
 //     been handed to claude (or is about to be), and its reply is not stored.
+//     [Journal.MarkBegan] marks it [Entry.Began] once claude read the
+//     prompt (the runner read claude's first line of the turn); Start
+//     clears the mark.
 //   - parked: [Journal.Park] moved the entries of a turn that hit claude's
 //     usage limit here from processing (giving back the attempt); they wait
 //     for the limit's reset, survive restarts (Recover leaves them) and are
@@ -127,7 +130,12 @@
 //     reply") and is reported in [Recovery.Stale]; the core tells each chat
 //     concerned once.
 //  3. processing entries have no stored reply: the run was started but its
-//     result was lost. If Attempts < [RecoverOptions.MaxAttempts] (default 2)
+//     result was lost. A run that never began ([Entry.Began] false: claude
+//     was launched but had not read the prompt) ran nothing: the entry goes
+//     back to queued (or accepted) with its attempt given back, until its
+//     [Entry.Launches] reach [MaxLaunches]; from then on such a launch
+//     counts as a run that began. For a run that began: if Attempts <
+//     [RecoverOptions.MaxAttempts] (default 2)
 //     the entry goes back to queued (to accepted if it had no session) and
 //     is in Resume; the next Start makes it attempt 2. Otherwise it becomes
 //     failed ("interrupted") and is reported in [Recovery.Failed]. With the

@@ -92,6 +92,15 @@ type Journal interface {
 	// queued in that session). An empty session key is an error; no ids
 	// is a no-op.
 	Begin(ctx context.Context, sessionKey string, ids ...int64) error
+	// MarkBegan records that the run Start (or Begin) handed to claude
+	// truly began: claude read the prompt (the runner read claude's first
+	// line of the turn). It sets [Entry.Began] on the entries still in
+	// processing and owned by this host, and leaves the others as they
+	// are without an error (the mark may come after the turn ended, or
+	// after another host adopted the entry). Start and Begin clear it.
+	// Recover spends an attempt only on a run that began: an interrupted
+	// run that did not is queued again with its attempt given back.
+	MarkBegan(ctx context.Context, ids ...int64) error
 	// Finish moves entries to a terminal state, all or none. Finishing an
 	// entry that already is in that state is a no-op; any other terminal
 	// state is ErrBadTransition. A non-terminal req.State is an error; no
@@ -238,8 +247,16 @@ type Entry struct {
 	State State
 	// SessionKey is set by Enqueue; empty while accepted.
 	SessionKey string
-	// Attempts counts the Starts, i.e. the runs handed to claude.
+	// Attempts counts the Starts, i.e. the runs handed to claude, less
+	// those given back: a run that never began (Recover) or hit a usage
+	// limit (Park).
 	Attempts int
+	// Began: the current run began, claude read the prompt
+	// ([Journal.MarkBegan]); Start and Begin clear it.
+	Began bool
+	// Launches counts every Start and Begin, given back or not (see
+	// [MaxLaunches]).
+	Launches int
 	// Reason says why an entry was dropped or failed; may be empty.
 	Reason string
 	// Owner is the host that last accepted, routed, started, replied to
@@ -270,8 +287,10 @@ type RecoverOptions struct {
 	// StaleAfter: replies produced longer ago are not re-sent. Zero means
 	// DefaultStaleAfter.
 	StaleAfter time.Duration
-	// MaxAttempts: an interrupted run is retried while Attempts is below
-	// it. Zero means DefaultMaxAttempts; 1 means never retry.
+	// MaxAttempts: an interrupted run that began ([Entry.Began]) is
+	// retried while Attempts is below it; one that did not is retried
+	// without spending an attempt. Zero means DefaultMaxAttempts; 1 means
+	// never retry a run that began.
 	MaxAttempts int
 	// Adopt takes only what other, dead hosts left (owner set, not this
 	// host, its host lease expired): the call a running host makes

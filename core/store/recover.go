@@ -6,7 +6,8 @@ import "time"
 // engine's Recover transaction.
 type RecoveryWrites struct {
 	// Requeue stores an interrupted run's entry back in e.State (queued,
-	// or accepted when it has no session) at e.UpdatedAt.
+	// or accepted when it has no session) with e.Attempts, its began mark
+	// cleared, at e.UpdatedAt.
 	Requeue func(e Entry) error
 	// Fail finishes the entry as failed with reason at now.
 	Fail func(id int64, reason string) error
@@ -28,8 +29,9 @@ func (o RecoverOptions) WithDefaults() RecoverOptions {
 // ApplyRecovery applies the recovery rules of the package documentation
 // to the open entries an engine's Recover took (oldest first), at now,
 // through the engine's writes: accepted and queued entries resume; an
-// interrupted run goes back to its queue while it has attempts left, else
-// fails; a produced reply is delivered unless older than StaleAfter, then
+// interrupted run that never began goes back to its queue with its
+// attempt given back; one that began goes back while it has attempts left,
+// else fails; a produced reply is delivered unless older than StaleAfter, then
 // it fails as stale. Every engine's Recover calls it, so the rules are
 // written once.
 func ApplyRecovery(open []Entry, opts RecoverOptions, now time.Time, w RecoveryWrites) (Recovery, error) {
@@ -40,7 +42,15 @@ func ApplyRecovery(open []Entry, opts RecoverOptions, now time.Time, w RecoveryW
 		case StateAccepted, StateQueued:
 			rec.Resume = append(rec.Resume, e)
 		case StateProcessing:
-			if e.Attempts < opts.MaxAttempts {
+			if !e.Began && e.Launches < MaxLaunches {
+				// Launched, but killed before claude read the prompt:
+				// nothing ran, so nothing is spent.
+				e.Attempts = max(e.Attempts-1, 0)
+			} else {
+				e.Began = true
+			}
+			if !e.Began || e.Attempts < opts.MaxAttempts {
+				e.Began = false
 				e.State = StateQueued
 				if e.SessionKey == "" {
 					e.State = StateAccepted

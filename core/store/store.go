@@ -18,6 +18,12 @@ const (
 	DefaultStaleAfter = 15 * time.Minute
 	// DefaultMaxAttempts is [RecoverOptions.MaxAttempts] when zero.
 	DefaultMaxAttempts = 2
+	// MaxLaunches bounds the runs of one message that never began
+	// ([Entry.Began]): from the MaxLaunches-th on, an interrupted launch
+	// counts as a run, so a message whose launch kills its host (or
+	// anything else that kills a host before claude reads the prompt,
+	// every time) is given up rather than retried without end.
+	MaxLaunches = 10
 	// DefaultMaxPendingPairings caps the unexpired pairing codes of one
 	// instance ([Pairing.RequestPairing]).
 	DefaultMaxPendingPairings = 3

@@ -65,8 +65,13 @@ func TestRerunContinuesTheDraftOrSaysItStartsAgain(t *testing.T) {
 			ctx := context.Background()
 			req := f.request("tg", "hi")
 			id := req.Entries[0].ID
-			// The first run started and showed live output; then the host died.
+			// The first run started, began (claude read the prompt: no
+			// live output comes before) and showed live output; then the
+			// host died.
 			if err := f.db.Start(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.db.MarkBegan(ctx, id); err != nil {
 				t.Fatal(err)
 			}
 			for i, l := range tc.live {

@@ -36,6 +36,10 @@ type Request struct {
 	Summaries []string
 	// Start marks the entries as handed to the agent.
 	Start func(ctx context.Context) error
+	// Began records that the run truly began (claude read the prompt):
+	// only such a run spends the entries' attempts (store.Journal.MarkBegan).
+	// Nil: nothing to record.
+	Began func(ctx context.Context) error
 	// AbortReason says why the run was aborted; called after it ended.
 	AbortReason func() string
 }
@@ -229,7 +233,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	if set.InlineImages && !compact {
 		images = t.images(msgs)
 	}
-	res, out := t.runAgent(ctx, set, req.Key, req.Entries[0].ID, prev, sess, fresh, prompt, system, last, ty, images)
+	res, out := t.runAgent(ctx, set, req.Key, req.Entries[0].ID, prev, sess, fresh, prompt, system, last, ty, images, req.Began)
 	t.opts.Observer.SetActiveRuns(int(t.active.Add(-1)))
 	if ctx.Err() != nil {
 		if res.Err != nil {

@@ -66,6 +66,8 @@ type streamer struct {
 	previewed bool
 	out       streamed
 	card      *card // nil: no turn card
+	// began records that the run truly began (Request.Began); nil: none.
+	began func(ctx context.Context) error
 }
 
 // streamMode resolves the streaming setting for a target.
@@ -81,7 +83,7 @@ func (t *Turns) streamMode(set Settings, instance string) Streaming {
 
 // runAgent runs the turn and streams its text. What the final result adds
 // to what was streamed is returned for the outbox; nothing is shown twice.
-func (t *Turns) runAgent(ctx context.Context, set Settings, skey sessionkey.Key, id int64, prev store.Live, sess store.Session, fresh bool, prompt, system string, m *message.Message, ty *typing, images []runner.Image) (runner.Result, streamed) {
+func (t *Turns) runAgent(ctx context.Context, set Settings, skey sessionkey.Key, id int64, prev store.Live, sess store.Session, fresh bool, prompt, system string, m *message.Message, ty *typing, images []runner.Image, began func(context.Context) error) (runner.Result, streamed) {
 	meta := t.meta().Of(sess)
 	ov := meta.Overrides()
 	key := skey.String()
@@ -109,7 +111,8 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, skey sessionkey.Key,
 			Heartbeat: m.Scheduled == HeartbeatJob},
 		// Blocks are separate messages, each with balanced code fences; a
 		// draft joins them into one.
-		c: chunk.NewCoalescer(chunk.CoalesceConfig{Joined: mode == StreamDraft}, t.opts.Now),
+		c:     chunk.NewCoalescer(chunk.CoalesceConfig{Joined: mode == StreamDraft}, t.opts.Now),
+		began: began,
 	}
 	if s.mode == StreamDraft {
 		s.out.draft = t.opts.Output.NewDraft(key, id, s.tgt, prev)
@@ -224,6 +227,14 @@ func (s *streamer) event(e runner.Event, res *runner.Result) {
 			}
 		}
 		go s.permission(s.ctx, e.Permission)
+	case runner.EventBegan:
+		if s.began != nil {
+			// Before anything else of the turn is handled: from here an
+			// interruption spends one of the message's attempts.
+			if err := s.began(s.ctx); err != nil && s.ctx.Err() == nil {
+				s.t.log.Warn("recording that the turn began failed; an interruption now would not count as a run", "key", s.key, "error", err)
+			}
+		}
 	case runner.EventToolUse:
 		if e.Tool != nil {
 			s.out.steps = append(s.out.steps, hook.ToolStep{Name: e.Tool.Name, Summary: e.Tool.Summary})

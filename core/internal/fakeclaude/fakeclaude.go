@@ -85,11 +85,17 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 //
 // When RunLogEnvVar names a file, the fake appends one JSON line
 // ([RunEvent]) to it when the process starts, when a turn starts and
-// after a turn's result was written to stdout.
+// after a turn's result was written to stdout. "start" is logged when the
+// prompt's line was read: the moment claude read the prompt.
+//
+// When HoldEnvVar names a file, the fake waits while that file exists
+// before it reads anything from stdin (a claude slow to start: a host
+// killed meanwhile launched it, but it never read the prompt).
 func Main() {
 	sid := sessionID(os.Args)
 	out := json.NewEncoder(os.Stdout)
 	logRun(RunEvent{Event: "proc"})
+	holdWhile(os.Getenv(HoldEnvVar))
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	turn := 0
@@ -344,68 +350,6 @@ func streamDeltas(out *json.Encoder, sid string, n int, gap time.Duration, marks
 	return strings.TrimSpace(b.String())
 }
 
-// RunLogEnvVar names the file the fake appends its [RunEvent]s to.
-const RunLogEnvVar = "CLAWHOST_FAKE_CLAUDE_LOG"
-
-// RunEvent is one line of the run log.
-type RunEvent struct {
-	// Event is "proc" (the process started), "start" (a turn started),
-	// "delta" (a #stream turn's first text delta is being written) or
-	// "result" (the turn's result was written to stdout).
-	Event string `json:"event"`
-	// PID is the fake's process id (also its process group: claude's
-	// tools live in it).
-	PID int `json:"pid"`
-	// Marks are the #mark ids of the turn's prompt.
-	Marks []string `json:"marks,omitempty"`
-	// At is the wall clock, in Unix nanoseconds: for "start" when the
-	// prompt's line had been read from stdin, for "result" when the
-	// result line's write began (latency benchmarks measure from there),
-	// for "proc" when the event was logged.
-	At int64 `json:"at"`
-}
-
-// Parts is the reply #parts=n gives for mark: n paragraphs
-// "mark <id> part <i>/<n> xxx…" of about 120 characters, a blank line
-// apart.
-func Parts(mark string, n int) string {
-	var b strings.Builder
-	for i := 1; i <= n; i++ {
-		if i > 1 {
-			b.WriteString("\n\n")
-		}
-		p := fmt.Sprintf("%s %s ", PartLabel(mark, i, n), strings.Repeat("x", 90))
-		b.WriteString(p)
-	}
-	return b.String()
-}
-
-// PartLabel is how part i of n of mark's reply starts.
-func PartLabel(mark string, i, n int) string {
-	return fmt.Sprintf("mark %s part %d/%d", mark, i, n)
-}
-
-// logRun appends ev to the run log, if there is one. Each event is one
-// write on a file opened with O_APPEND, so the lines of concurrent fakes
-// do not mix.
-func logRun(ev RunEvent) {
-	path := os.Getenv(RunLogEnvVar)
-	if path == "" {
-		return
-	}
-	ev.PID = os.Getpid()
-	if ev.At == 0 {
-		ev.At = time.Now().UnixNano()
-	}
-	b, _ := json.Marshal(ev)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return
-	}
-	_, _ = f.Write(append(b, '\n'))
-	_ = f.Close()
-}
-
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
@@ -507,126 +451,4 @@ func usageLimit(out *json.Encoder, sid string, reset time.Time) {
 	_ = out.Encode(map[string]any{"type": "assistant", "session_id": sid, "message": map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": msg}}}})
 	_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": true, "result": msg, "api_error_status": 429,
 		"api_error_type": "rate_limit_error", "terminal_reason": "api_error", "session_id": sid, "num_turns": 1})
-}
-
-// callTool calls one of the host's own tools as claude does: it starts
-// the MCP server --mcp-config names (its command, with its environment)
-// and calls name over MCP. A failure is written to stderr; the turn goes
-// on, as claude's would after a tool error.
-func callTool(name string, args map[string]any) {
-	var path string
-	for i, a := range os.Args {
-		if a == "--mcp-config" && i+1 < len(os.Args) {
-			path = os.Args[i+1]
-		}
-	}
-	var cfg struct {
-		MCPServers map[string]struct {
-			Command string            `json:"command"`
-			Args    []string          `json:"args"`
-			Env     map[string]string `json:"env"`
-		} `json:"mcpServers"`
-	}
-	b, err := os.ReadFile(path)
-	if err == nil {
-		err = json.Unmarshal(b, &cfg)
-	}
-	srv, ok := cfg.MCPServers["clawhost"]
-	if err != nil || !ok {
-		fmt.Fprintf(os.Stderr, "fakeclaude: %s: no clawhost MCP server in --mcp-config %q: %v\n", name, path, err)
-		return
-	}
-	cmd := exec.Command(srv.Command, srv.Args...)
-	cmd.Env = os.Environ()
-	for k, v := range srv.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.Stderr = os.Stderr
-	res, err := mcpCall(cmd, name, args)
-	switch {
-	case err != nil:
-		fmt.Fprintf(os.Stderr, "fakeclaude: %s: %v\n", name, err)
-	case res.IsError:
-		fmt.Fprintf(os.Stderr, "fakeclaude: %s refused: %s\n", name, res.Content)
-	}
-}
-
-// toolResult is what callTool reads of a tools/call result.
-type toolResult struct {
-	IsError bool            `json:"isError"`
-	Content json.RawMessage `json:"content"`
-}
-
-// mcpCall starts cmd, an MCP server on stdio, and makes one tool call as
-// an MCP client does (claude's order: initialize, the initialized
-// notification, tools/call; newline-delimited JSON-RPC 2.0), then closes
-// its stdin and waits for it. A hand-written client, not the MCP SDK's:
-// the SDK's package initialisation (JSON schema, gob) took about 1 ms of
-// every fake claude's start, which the first-turn benchmarks counted as
-// the host's work.
-func mcpCall(cmd *exec.Cmd, name string, args map[string]any) (toolResult, error) {
-	var res toolResult
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return res, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return res, err
-	}
-	if err := cmd.Start(); err != nil {
-		return res, err
-	}
-	done := make(chan struct{})
-	defer func() {
-		_ = stdin.Close()
-		close(done)
-		_ = cmd.Wait()
-	}()
-	go func() { // a server that hangs is killed, as claude's tool timeout would
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-	}()
-	enc, dec := json.NewEncoder(stdin), json.NewDecoder(stdout)
-	call := func(id int, method string, params any) (json.RawMessage, error) {
-		if err := enc.Encode(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
-			return nil, err
-		}
-		for {
-			var m struct {
-				ID     *int            `json:"id"`
-				Method string          `json:"method"`
-				Result json.RawMessage `json:"result"`
-				Error  *struct {
-					Code    int    `json:"code"`
-					Message string `json:"message"`
-				} `json:"error"`
-			}
-			if err := dec.Decode(&m); err != nil {
-				return nil, fmt.Errorf("%s: %w", method, err)
-			}
-			switch {
-			case m.ID == nil || *m.ID != id || m.Method != "":
-				continue // a notification, or the server's own request: not asked for here
-			case m.Error != nil:
-				return nil, fmt.Errorf("%s: error %d: %s", method, m.Error.Code, m.Error.Message)
-			}
-			return m.Result, nil
-		}
-	}
-	if _, err := call(1, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "fakeclaude", "version": "1"}}); err != nil {
-		return res, err
-	}
-	if err := enc.Encode(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized", "params": map[string]any{}}); err != nil {
-		return res, err
-	}
-	raw, err := call(2, "tools/call", map[string]any{"name": name, "arguments": args})
-	if err == nil {
-		err = json.Unmarshal(raw, &res)
-	}
-	return res, err
 }

@@ -12,14 +12,14 @@ import (
 )
 
 const entryCols = `id, instance, chat_id, thread_id, message_id, dedupe_key, received_at,
-	message, state, session_key, attempts, reason, updated_at, owner`
+	message, state, session_key, attempts, reason, updated_at, owner, began, launches`
 
 func scanEntry(row pgx.Row) (store.Entry, error) {
 	var e store.Entry
 	var recv, upd int64
 	var st string
 	err := row.Scan(&e.ID, &e.Instance, &e.ChatID, &e.ThreadID, &e.MessageID, &e.DedupeKey, &recv,
-		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd, &e.Owner)
+		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd, &e.Owner, &e.Began, &e.Launches)
 	e.ReceivedAt, e.UpdatedAt, e.State = store.FromUnixNano(recv), store.FromUnixNano(upd), store.State(st)
 	return e, err
 }
@@ -185,7 +185,7 @@ func (d *DB) Begin(ctx context.Context, sessionKey string, ids ...int64) error {
 // none.
 func (d *DB) start(ctx context.Context, sessionKey string, ids []int64) error {
 	return d.write(ctx, func(tx pgx.Tx) error {
-		moved, err := collectIDs(tx.Query(ctx, `UPDATE journal SET state = 'processing', attempts = attempts + 1, updated_at = $1,
+		moved, err := collectIDs(tx.Query(ctx, `UPDATE journal SET state = 'processing', attempts = attempts + 1, launches = launches + 1, began = false, updated_at = $1,
 			session_key = CASE WHEN $2 = '' THEN session_key ELSE $2 END, owner = $4
 			WHERE id = ANY($3) AND state IN ('accepted', 'queued') RETURNING id`, d.now().UnixNano(), sessionKey, ids, d.opts.Host))
 		if err != nil {
@@ -196,6 +196,21 @@ func (d *DB) start(ctx context.Context, sessionKey string, ids []int64) error {
 		}
 		return refuseFirst(ctx, tx, ids, moved, store.StateProcessing)
 	})
+}
+
+// MarkBegan implements [store.Journal].
+func (d *DB) MarkBegan(ctx context.Context, ids ...int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := d.write(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE journal SET began = true WHERE id = ANY($1) AND state = 'processing' AND owner = $2`, ids, d.opts.Host)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("mark began %v: %w", ids, err)
+	}
+	return nil
 }
 
 // Park implements [store.Journal].
@@ -411,7 +426,7 @@ func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Reco
 		}
 		rec, err = store.ApplyRecovery(open, opts, now, store.RecoveryWrites{
 			Requeue: func(e store.Entry) error {
-				_, err := tx.Exec(ctx, `UPDATE journal SET state = $1, updated_at = $2 WHERE id = $3`, string(e.State), now.UnixNano(), e.ID)
+				_, err := tx.Exec(ctx, `UPDATE journal SET state = $1, attempts = $4, began = false, updated_at = $2 WHERE id = $3`, string(e.State), now.UnixNano(), e.ID, e.Attempts)
 				return err
 			},
 			Fail: func(id int64, reason string) error {

@@ -238,7 +238,7 @@ func TestMigrationAgentKeys(t *testing.T) {
 	// Back to schema 5: no running totals with sessions (10), no sender
 	// names with pairing codes (9), no audit trail (8), no ledger (7),
 	// session keys without their agent (6).
-	if _, err := d.Pool().Exec(ctx, undoMigration12+`; `+undoMigration11+`; `+undoMigration10+`; ALTER TABLE pairing_codes DROP COLUMN sender_name, DROP COLUMN sender_username; DROP TABLE audit; DROP TABLE usage`); err != nil {
+	if _, err := d.Pool().Exec(ctx, undoMigration13+`; `+undoMigration12+`; `+undoMigration11+`; `+undoMigration10+`; ALTER TABLE pairing_codes DROP COLUMN sender_name, DROP COLUMN sender_username; DROP TABLE audit; DROP TABLE usage`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Pool().Exec(ctx, `UPDATE clawhost_schema SET version = $1`, 5); err != nil {
@@ -253,6 +253,10 @@ func TestMigrationAgentKeys(t *testing.T) {
 		t.Fatalf("queued entries of %q after the migration: %d, %v", key, n, err)
 	}
 }
+
+// undoMigration13 takes a database back from schema 13 to 12: journal
+// entries without the began mark and the launch count.
+const undoMigration13 = `ALTER TABLE journal DROP COLUMN began, DROP COLUMN launches`
 
 // undoMigration12 takes a database back from schema 12 to 11: no stored
 // tool results.
@@ -275,7 +279,7 @@ func TestMigrationTurnCosts(t *testing.T) {
 	url := pgtest.Cluster(t).NewDatabase(t)
 	ctx := context.Background()
 	d := open(t, url, nil)
-	if _, err := d.Pool().Exec(ctx, undoMigration12+`; `+undoMigration11+`; `+undoMigration10); err != nil {
+	if _, err := d.Pool().Exec(ctx, undoMigration13+`; `+undoMigration12+`; `+undoMigration11+`; `+undoMigration10); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Pool().Exec(ctx, `UPDATE clawhost_schema SET version = $1`, 9); err != nil {

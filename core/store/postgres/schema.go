@@ -277,6 +277,17 @@ CREATE TABLE tool_results (
 );
 CREATE INDEX tool_results_journal ON tool_results(journal_id);
 `,
+	// 13: an attempt that truly began (store.Entry.Began, issue 85): only
+	// those spend a message's attempts. A run in processing at the upgrade
+	// is taken to have begun, as it was counted before.
+	// Launches counts every start (store.MaxLaunches bounds those that
+	// never began); an entry's earlier starts are its attempts.
+	`
+ALTER TABLE journal ADD COLUMN began BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE journal ADD COLUMN launches INTEGER NOT NULL DEFAULT 0;
+UPDATE journal SET began = true WHERE state = 'processing';
+UPDATE journal SET launches = attempts;
+`,
 }
 
 // schemaVersion is the version a database has after Open.

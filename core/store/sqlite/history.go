@@ -45,7 +45,7 @@ func (d *DB) ChatHistory(ctx context.Context, f store.HistoryFilter, limit int) 
 		var text sql.NullString
 		var produced sql.NullInt64
 		if err := rows.Scan(&h.ID, &h.Instance, &h.ChatID, &h.ThreadID, &h.MessageID, &h.DedupeKey, &recv,
-			&h.Message, &st, &h.SessionKey, &h.Attempts, &h.Reason, &upd, &h.Owner, &text, &produced, &h.Ran); err != nil {
+			&h.Message, &st, &h.SessionKey, &h.Attempts, &h.Reason, &upd, &h.Owner, &h.Began, &h.Launches, &text, &produced, &h.Ran); err != nil {
 			return nil, fmt.Errorf("chat history of %s:%s: %w", f.Instance, f.ChatID, err)
 		}
 		h.ReceivedAt, h.UpdatedAt, h.State = store.FromUnixNano(recv), store.FromUnixNano(upd), store.State(st)

@@ -16,7 +16,7 @@ import (
 // entryCols are an entry's columns in a query of the journal; the message is
 // in journal_messages (migration 7), its row id the entry's.
 const entryCols = `id, instance, chat_id, thread_id, message_id, dedupe_key, received_at,
-	(SELECT message FROM journal_messages m WHERE m.id = journal.id), state, session_key, attempts, reason, updated_at, owner`
+	(SELECT message FROM journal_messages m WHERE m.id = journal.id), state, session_key, attempts, reason, updated_at, owner, began, launches`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -25,7 +25,7 @@ func scanEntry(s scanner) (store.Entry, error) {
 	var recv, upd int64
 	var st string
 	err := s.Scan(&e.ID, &e.Instance, &e.ChatID, &e.ThreadID, &e.MessageID, &e.DedupeKey, &recv,
-		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd, &e.Owner)
+		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd, &e.Owner, &e.Began, &e.Launches)
 	e.ReceivedAt, e.UpdatedAt, e.State = store.FromUnixNano(recv), store.FromUnixNano(upd), store.State(st)
 	return e, err
 }
@@ -196,7 +196,7 @@ func (d *DB) Start(ctx context.Context, ids ...int64) error {
 		now := d.now().UnixNano()
 		for _, id := range ids {
 			// A failed op is rolled back whole: no need to check all first.
-			n, err := t.execN(`UPDATE journal SET state = 'processing', attempts = attempts + 1, updated_at = ?, owner = ?
+			n, err := t.execN(`UPDATE journal SET state = 'processing', attempts = attempts + 1, launches = launches + 1, began = 0, updated_at = ?, owner = ?
 				WHERE id = ? AND state IN ('accepted', 'queued')`, now, d.opts.Host, id)
 			if err != nil {
 				return err
@@ -224,7 +224,7 @@ func (d *DB) Begin(ctx context.Context, sessionKey string, ids ...int64) error {
 	err := d.w.do(ctx, func(t *wtx) error {
 		now := d.now().UnixNano()
 		for _, id := range ids {
-			n, err := t.execN(`UPDATE journal SET state = 'processing', session_key = ?, attempts = attempts + 1, updated_at = ?, owner = ?
+			n, err := t.execN(`UPDATE journal SET state = 'processing', session_key = ?, attempts = attempts + 1, launches = launches + 1, began = 0, updated_at = ?, owner = ?
 				WHERE id = ? AND state IN ('accepted', 'queued')`, sessionKey, now, d.opts.Host, id)
 			if err != nil {
 				return err
@@ -237,6 +237,25 @@ func (d *DB) Begin(ctx context.Context, sessionKey string, ids ...int64) error {
 	})
 	if err != nil {
 		return fmt.Errorf("begin %v: %w", ids, err)
+	}
+	return nil
+}
+
+// MarkBegan implements [store.Journal].
+func (d *DB) MarkBegan(ctx context.Context, ids ...int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := d.w.do(ctx, func(t *wtx) error {
+		for _, id := range ids {
+			if _, err := t.exec(`UPDATE journal SET began = 1 WHERE id = ? AND state = 'processing' AND owner = ?`, id, d.opts.Host); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("mark began %v: %w", ids, err)
 	}
 	return nil
 }
@@ -464,7 +483,7 @@ func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Reco
 		}
 		rec, err = store.ApplyRecovery(open, opts, now, store.RecoveryWrites{
 			Requeue: func(e store.Entry) error {
-				_, err := t.exec(`UPDATE journal SET state = ?, updated_at = ? WHERE id = ?`, string(e.State), now.UnixNano(), e.ID)
+				_, err := t.exec(`UPDATE journal SET state = ?, attempts = ?, began = 0, updated_at = ? WHERE id = ?`, string(e.State), e.Attempts, now.UnixNano(), e.ID)
 				return err
 			},
 			Fail:  func(id int64, reason string) error { return t.finish([]int64{id}, store.StateFailed, reason, now) },

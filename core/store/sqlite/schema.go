@@ -306,6 +306,17 @@ CREATE TABLE IF NOT EXISTS tool_results (
 );
 CREATE INDEX IF NOT EXISTS tool_results_journal ON tool_results(journal_id);
 `,
+	// 17: an attempt that truly began (store.Entry.Began, issue 85): only
+	// those spend a message's attempts. A run in processing at the upgrade
+	// is taken to have begun, as it was counted before.
+	// Launches counts every start (store.MaxLaunches bounds those that
+	// never began); an entry's earlier starts are its attempts.
+	`
+ALTER TABLE journal ADD COLUMN began INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE journal ADD COLUMN launches INTEGER NOT NULL DEFAULT 0;
+UPDATE journal SET began = 1 WHERE state = 'processing';
+UPDATE journal SET launches = attempts;
+`,
 }
 
 // schemaVersion is the user_version a database has after Open.

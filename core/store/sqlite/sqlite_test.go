@@ -91,7 +91,7 @@ func TestMigrationSetsFinishedAt(t *testing.T) {
 	}
 	// Back to schema 5: the payloads in the rows, the column gone, the old
 	// indexes back.
-	for _, q := range append(append(append(slices.Concat(undoMigration15, undoMigration14, undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), undoMigration7...),
+	for _, q := range append(append(append(slices.Concat(undoMigration17, undoMigration15, undoMigration14, undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), undoMigration7...),
 		`DROP INDEX journal_live`, `DROP INDEX journal_done`, `ALTER TABLE journal DROP COLUMN finished_at`,
 		`CREATE INDEX journal_open ON journal(id) WHERE state NOT IN ('done', 'dropped', 'failed')`,
 		`CREATE INDEX journal_pending ON journal(session_key, id) WHERE state = 'queued'`,
@@ -185,7 +185,7 @@ func TestMigrationAgentKeys(t *testing.T) {
 	if err := d.Enqueue(ctx, id, old); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(slices.Concat(undoMigration15, undoMigration14, undoMigration13, undoMigration12, undoMigration11), `PRAGMA user_version = 9`) {
+	for _, q := range append(slices.Concat(undoMigration17, undoMigration15, undoMigration14, undoMigration13, undoMigration12, undoMigration11), `PRAGMA user_version = 9`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +220,7 @@ func TestMigrationSchedules(t *testing.T) {
 	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(slices.Concat(undoMigration15, undoMigration14, undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), `PRAGMA user_version = 8`) {
+	for _, q := range append(slices.Concat(undoMigration17, undoMigration15, undoMigration14, undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), `PRAGMA user_version = 8`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -254,7 +254,7 @@ func TestMigrationApprovedBy(t *testing.T) {
 	if _, err := d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code, By: "tg:9"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(append(slices.Concat(undoMigration15, undoMigration14, undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), `PRAGMA user_version = 7`) {
+	for _, q := range append(append(slices.Concat(undoMigration17, undoMigration15, undoMigration14, undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), `PRAGMA user_version = 7`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -297,7 +297,7 @@ func TestMigrationMovesPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to schema 6: the payloads in the rows, their tables gone.
-	for _, q := range append(append(append(slices.Concat(undoMigration15, undoMigration14, undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), undoMigration7...), `PRAGMA user_version = 6`) {
+	for _, q := range append(append(append(slices.Concat(undoMigration17, undoMigration15, undoMigration14, undoMigration13, undoMigration12, undoMigration11, undoMigration10, undoMigration9), undoMigration8...), undoMigration7...), `PRAGMA user_version = 6`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -662,6 +662,10 @@ func TestStatementsCounted(t *testing.T) {
 	}
 }
 
+// undoMigration17 takes a database back from schema 17 to 16: journal
+// entries without the began mark and the launch count.
+var undoMigration17 = []string{`ALTER TABLE journal DROP COLUMN began`, `ALTER TABLE journal DROP COLUMN launches`}
+
 // undoMigration15 takes a database back from schema 15 to 14: chunks
 // without parts of their own.
 var undoMigration15 = []string{`ALTER TABLE chunk_texts DROP COLUMN format`, `ALTER TABLE chunk_texts DROP COLUMN attach`}
@@ -681,7 +685,7 @@ func TestMigrationTurnCosts(t *testing.T) {
 	clk := storetest.NewClock()
 	ctx := context.Background()
 	d := openTest(t, dir, clk)
-	for _, q := range append(slices.Concat(undoMigration15, undoMigration14), `PRAGMA user_version = 13`) {
+	for _, q := range append(slices.Concat(undoMigration17, undoMigration15, undoMigration14), `PRAGMA user_version = 13`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -39,6 +39,9 @@ func testRecoverTakesOnlyOrphans(t *testing.T, clk *Clock, open HostOpener) {
 	if err := a.Begin(ctx, "s1", running); err != nil {
 		t.Fatal(err)
 	}
+	if err := a.MarkBegan(ctx, running); err != nil {
+		t.Fatal(err)
+	}
 	waiting := mustAccept(t, a, msg(2))
 	if err := a.Enqueue(ctx, waiting, "s1"); err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ func setUpRecover(t *testing.T, h *env) recoverFixture {
 	f.twice = mustAccept(t, d, msg(5)) // processing, attempt 2 → failed
 	d.Enqueue(ctx, f.twice, "s")
 	d.Start(ctx, f.twice)
+	d.MarkBegan(ctx, f.twice)
 	d.Close()
 	d = h.open()
 	if _, err := d.Recover(ctx, store.RecoverOptions{}); err != nil {
@@ -35,12 +36,14 @@ func setUpRecover(t *testing.T, h *env) recoverFixture {
 	if err := d.Start(ctx, f.twice); err != nil {
 		t.Fatal(err)
 	}
+	d.MarkBegan(ctx, f.twice)
 	f.accepted = mustAccept(t, d, msg(1))
 	f.queued = mustAccept(t, d, msg(2))
 	d.Enqueue(ctx, f.queued, "s")
 	f.once = mustAccept(t, d, msg(3)) // processing, attempt 1 → re-queued
 	d.Enqueue(ctx, f.once, "s")
 	d.Start(ctx, f.once)
+	d.MarkBegan(ctx, f.once)
 	f.noKey = mustAccept(t, d, msg(4)) // processing without session → accepted
 	d.Start(ctx, f.noKey)
 	f.stale = mustAccept(t, d, msg(6))
@@ -115,6 +118,7 @@ func recoverAgain(t *testing.T, d store.Store, f recoverFixture) {
 	}
 	// The re-run: attempt 2, interrupted again → failed.
 	d.Start(ctx, f.once)
+	d.MarkBegan(ctx, f.once)
 	rec3, _ := d.Recover(ctx, store.RecoverOptions{})
 	if len(rec3.Failed) != 1 || rec3.Failed[0].ID != f.once {
 		t.Fatalf("interrupted twice: Failed = %+v", rec3.Failed)
@@ -122,6 +126,7 @@ func recoverAgain(t *testing.T, d store.Store, f recoverFixture) {
 	// MaxAttempts 1: no retry at all.
 	x := mustAccept(t, d, msg(9))
 	d.Start(ctx, x)
+	d.MarkBegan(ctx, x)
 	rec4, _ := d.Recover(ctx, store.RecoverOptions{MaxAttempts: 1})
 	if len(rec4.Failed) != 1 || rec4.Failed[0].ID != x {
 		t.Fatalf("MaxAttempts 1: Failed = %+v", rec4.Failed)
