@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/clawhost/clawhost/core/reports"
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/settings"
 
@@ -51,11 +52,15 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	}
 	sessions, total := h.gw.Sessions(ctx, 200)
 	snap.SessionCount = total
+	warm := h.agent.Warm()
+	terminal := terminalCommands(h.cfg)
 	for _, si := range sessions {
 		k, _ := sessionkey.Parse(si.Key) // the store's form; a malformed key shows no agent
+		_, isWarm := warm[si.Key]
 		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, Name: si.Name, Agent: k.Agent, SessionID: si.ClaudeSessionID, Model: si.Model,
 			LastActivity: si.LastMessageAt, Turns: si.Turns, InputTokens: si.Usage.InputTokens, OutputTokens: si.Usage.OutputTokens,
-			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running, LastTurn: si.LastTurn})
+			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running, LastTurn: si.LastTurn, Warm: isWarm,
+			Command: terminal(k.Agent, si.ClaudeSessionID)})
 	}
 	for _, g := range h.gw.UnlistedGroups() {
 		snap.UnlistedGroups = append(snap.UnlistedGroups, admin.UnlistedGroup{ID: g.ID, Title: g.Title, Messages: g.Messages, LastSeen: g.LastSeen})
@@ -74,7 +79,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		}
 		snap.Decisions = append(snap.Decisions, admin.Decision{Session: r.Key, Tool: r.Tool, Summary: r.Summary, Outcome: outcome, By: r.By, At: r.At})
 	}
-	for key, pid := range h.agent.Warm() {
+	for key, pid := range warm {
 		u, _ := procmem.Read(pid)
 		k, _ := sessionkey.Parse(key)
 		snap.Warm = append(snap.Warm, admin.Warm{Key: key, Agent: k.Agent, PID: pid, RSS: u.RSS, Private: u.Private})
@@ -102,6 +107,22 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	// approval's command — may quote a configured secret.
 	h.redact.Strings(&snap)
 	return snap
+}
+
+// terminalCommands returns what opens a session of an agent in a terminal
+// (session.TerminalCommand): its workspace and the config directory its
+// transcripts are in.
+func terminalCommands(cfg *config.Config) func(agent, sessionID string) string {
+	type where struct{ workspace, configDir string }
+	agents := map[string]where{}
+	for _, a := range cfg.AllAgents() {
+		p, _ := settings.Agent(cfg, a) // the run_as error is the start's to report
+		agents[a.ID] = where{a.Workspace, p.TranscriptDir}
+	}
+	return func(agent, sessionID string) string {
+		w := agents[agent]
+		return session.TerminalCommand(w.workspace, w.configDir, sessionID)
+	}
 }
 
 // warmPoolView is the runner's warm pool for the status page.

@@ -88,6 +88,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -149,6 +150,12 @@ type Options struct {
 	// Now is the clock used for ages and uptimes on the status page; nil
 	// means time.Now.
 	Now func() time.Time
+	// Location is where the usage charts' days begin (messages.timezone);
+	// nil means time.Local.
+	Location *time.Location
+	// Budgets returns the budgets in force (a reload changes them), drawn
+	// on the usage charts; nil: none.
+	Budgets func() []Budget
 }
 
 // Server is a running admin endpoint.
@@ -232,6 +239,8 @@ func Start(opts Options) (*Server, error) {
 		now:      opts.Now,
 		hosts:    allowedHosts(configuredHost),
 		auth:     newAuthenticator(opts.Token, opts.TokenHint),
+		loc:      cmp.Or(opts.Location, time.Local),
+		budgets:  opts.Budgets,
 	}
 	s := &Server{
 		ln:  ln,

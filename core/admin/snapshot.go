@@ -190,6 +190,11 @@ type Session struct {
 	Queued int `json:"queued"`
 	// Running reports whether a turn is running now.
 	Running bool `json:"running"`
+	// Warm: a claude process is kept warm for it.
+	Warm bool `json:"warm,omitempty"`
+	// Command opens the session in a terminal (session.TerminalCommand);
+	// "" before its first turn.
+	Command string `json:"command,omitempty"`
 	// LastTurn says how the last turn since the start got to claude: how
 	// long it waited for a slot, whether claude was started and why; ""
 	// when none ran.
@@ -335,4 +340,3 @@ var (
 	// ErrTooManyAttempts: too many wrong codes were tried recently (429).
 	ErrTooManyAttempts = errors.New("too many wrong pairing codes; try again later")
 )
-

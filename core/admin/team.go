@@ -255,7 +255,7 @@ func (h *handler) reload(w http.ResponseWriter, r *http.Request) {
 func fromPage(r *http.Request) bool { return r.PostForm.Get("from") == "page" }
 
 // pairingSection is the status page's pending and approved senders.
-const pairingSection = `{{if .Snap.PendingPairings}}<h2>Waiting for an owner</h2>
+const pairingSection = `{{if .Snap.PendingPairings}}<h2 id="pairing">Waiting for an owner</h2>
 <p class="meta">Unknown senders who asked to talk to the bot. Owners were asked in their own chats; approve here, with <code>/approve CODE</code>, or <code>clawhost pairing approve CODE</code>.</p>
 <table>
 <thead><tr><th>sender</th><th>code</th><th>expires</th><th></th></tr></thead>
