@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -219,5 +221,25 @@ func TestAssetsServed(t *testing.T) {
 	}
 	if code, _, _ := do(t, s, request{path: "/assets/..%2fadmin.go"}); code != http.StatusNotFound {
 		t.Errorf("a path out of the assets: %d, want 404", code)
+	}
+}
+
+// TestVendoredUPlotIsTheMakefiles: the embedded uPlot is the version the
+// Makefile's uplot target fetches and checks.
+func TestVendoredUPlotIsTheMakefiles(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^UPLOT_VERSION := (\S+)$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("the Makefile sets no UPLOT_VERSION")
+	}
+	js, err := assets.ReadFile("assets/uPlot.iife.min.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "uPlot (v" + string(m[1]) + ")"; !strings.HasPrefix(string(js), "/*! https://github.com/leeoniya/uPlot (v"+string(m[1])+") */") {
+		t.Errorf("the embedded uPlot is not %s: it begins %q", want, js[:60])
 	}
 }
