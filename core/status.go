@@ -59,7 +59,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		_, isWarm := warm[si.Key]
 		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, Name: si.Name, Agent: k.Agent, SessionID: si.ClaudeSessionID, Model: si.Model,
 			LastActivity: si.LastMessageAt, Turns: si.Turns, InputTokens: si.Usage.InputTokens, OutputTokens: si.Usage.OutputTokens,
-			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running, LastTurn: si.LastTurn, Warm: isWarm,
+			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running, LastTurn: si.LastTurn, Warm: isWarm, Card: si.Card,
 			Command: terminal(k.Agent, si.ClaudeSessionID)})
 	}
 	for _, g := range h.gw.UnlistedGroups() {

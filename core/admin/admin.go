@@ -43,7 +43,9 @@
 //
 // Endpoints:
 //
-//	GET  /                 HTML status page, refreshes itself every 5 s
+//	GET  /                 the operator's page: usage charts, the audit
+//	                       search, and the live status (refreshed in place
+//	                       every 5 s; without JavaScript the page reloads)
 //	GET  /status.json      the [Snapshot] as JSON
 //	GET  /healthz          200 "ok" when every plugin is ready and one is a
 //	                       channel, else 503
@@ -63,6 +65,12 @@
 //	                       the usage ledger's rows (404 without Reports)
 //	GET  /audit.json?since=RFC3339&kind=K
 //	                       the audit trail, newest first (404 without Reports)
+//	GET  /usage/daily.json?by=person|chat|agent&days=N&person=&chat=&agent=
+//	GET  /usage/daily.csv  the usage charts' numbers: cost and turns per day
+//	                       and group, the budgets, who is near one
+//	GET  /audit/search.json?q=&who=&chat=&kind=&since=&until=&page=&per=
+//	                       one page of the audit rows a search selects
+//	GET  /assets/{name}    the page's embedded script, styles and uPlot
 //
 // A plugin that needs attention is shown with what it reported: its message
 // as what to do, a QR payload as an inline PNG image (a data: URI, so the

@@ -243,3 +243,24 @@ func TestVendoredUPlotIsTheMakefiles(t *testing.T) {
 		t.Errorf("the embedded uPlot is not %s: it begins %q", want, js[:60])
 	}
 }
+
+// TestPageSessionsLive: a running session shows its card, whether its
+// claude is warm, and the command that opens it in a terminal.
+func TestPageSessionsLive(t *testing.T) {
+	t.Parallel()
+	snap := Snapshot{SessionCount: 1, Sessions: []Session{{Key: "main:tg:direct:5", Agent: "main", SessionID: "0b9d6c9e", Running: true, Queued: 2,
+		Card: "⏳ Working · 40s · Bash: go test · 2 messages wait behind this one.", Warm: true,
+		Command: "cd '/srv/my ws' && CLAUDE_CONFIG_DIR=/srv/data/claude claude --resume 0b9d6c9e"}}}
+	s := start(t, Options{Source: &fakeSource{snap: snap}})
+	_, body, _ := do(t, s, request{path: "/"})
+	for _, want := range []string{
+		`<span class="card">⏳ Working · 40s · Bash: go test · 2 messages wait behind this one.</span>`,
+		`<span class="ok">warm</span>`,
+		`<code class="cmd">cd &#39;/srv/my ws&#39; &amp;&amp; CLAUDE_CONFIG_DIR=/srv/data/claude claude --resume 0b9d6c9e</code>`,
+		`<h2 id="sessions">`, `<section id="usage">`, `<section id="audit">`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}

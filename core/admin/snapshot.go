@@ -190,6 +190,9 @@ type Session struct {
 	Queued int `json:"queued"`
 	// Running reports whether a turn is running now.
 	Running bool `json:"running"`
+	// Card is what the running turn's card says now, on one line; ""
+	// when no turn runs with a card.
+	Card string `json:"card,omitempty"`
 	// Warm: a claude process is kept warm for it.
 	Warm bool `json:"warm,omitempty"`
 	// Command opens the session in a terminal (session.TerminalCommand);
