@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/clawhost/clawhost/core/reports"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/export"
 	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/internal/procpace"
 	"github.com/clawhost/clawhost/core/metrics"
@@ -197,6 +199,22 @@ func agentsView(cfg *config.Config, warm []admin.Warm) []admin.Agent {
 }
 
 // The status page's actions.
+
+// ExportSession writes the session's export for the page's export link.
+func (s *statusSource) ExportSession(ctx context.Context, key string) (string, error) {
+	k, err := sessionkey.Parse(key)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", admin.ErrNoExport, err)
+	}
+	path, err := s.h.gw.ExportSession(ctx, k)
+	if errors.Is(err, export.ErrNoTranscript) {
+		return "", fmt.Errorf("%w: %v", admin.ErrNoExport, err)
+	}
+	if err == nil {
+		s.audit(store.AuditEvent{Kind: store.AuditCommand, Actor: "admin", Subject: "/export", Decision: "allowed", Detail: "the status page's export of " + key})
+	}
+	return path, err
+}
 
 func (s *statusSource) DecideApproval(id string, allow bool) bool {
 	return s.h.gw.DecideApproval(id, allow, "the status page")

@@ -71,6 +71,9 @@
 //	GET  /audit/search.json?q=&who=&chat=&kind=&since=&until=&page=&per=
 //	                       one page of the audit rows a search selects
 //	GET  /assets/{name}    the page's embedded script, styles and uPlot
+//	GET  /sessions/export?session=KEY
+//	                       the session's export (/export's Markdown) as a
+//	                       download (404 without Exporter)
 //
 // A plugin that needs attention is shown with what it reported: its message
 // as what to do, a QR payload as an inline PNG image (a data: URI, so the
@@ -164,6 +167,8 @@ type Options struct {
 	// Budgets returns the budgets in force (a reload changes them), drawn
 	// on the usage charts; nil: none.
 	Budgets func() []Budget
+	// Exporter serves GET /sessions/export; nil answers 404.
+	Exporter Exporter
 }
 
 // Server is a running admin endpoint.
@@ -249,6 +254,7 @@ func Start(opts Options) (*Server, error) {
 		auth:     newAuthenticator(opts.Token, opts.TokenHint),
 		loc:      cmp.Or(opts.Location, time.Local),
 		budgets:  opts.Budgets,
+		exporter: opts.Exporter,
 	}
 	s := &Server{
 		ln:  ln,

@@ -38,8 +38,9 @@ type handler struct {
 	auth  *authenticator
 	// loc is where the usage charts' days begin; budgets are drawn on
 	// them.
-	loc     *time.Location
-	budgets func() []Budget
+	loc      *time.Location
+	budgets  func() []Budget
+	exporter Exporter
 }
 
 // routes returns the complete handler: host guard, cross-origin guard,
@@ -61,6 +62,7 @@ func (h *handler) routes() http.Handler {
 	mux.HandleFunc("GET /usage/daily.csv", h.usageDaily)
 	mux.HandleFunc("GET /audit/search.json", h.auditSearch)
 	mux.HandleFunc("GET /assets/{name}", serveAsset)
+	mux.HandleFunc("GET /sessions/export", h.exportSession)
 	mux.HandleFunc("POST /reload", h.reload)
 	mux.HandleFunc("POST /approvals/{id}/{verb}", h.decideApproval)
 	mux.HandleFunc("POST /sessions/stop", h.stopSession)

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -257,10 +260,40 @@ func TestPageSessionsLive(t *testing.T) {
 		`<span class="card">⏳ Working · 40s · Bash: go test · 2 messages wait behind this one.</span>`,
 		`<span class="ok">warm</span>`,
 		`<code class="cmd">cd &#39;/srv/my ws&#39; &amp;&amp; CLAUDE_CONFIG_DIR=/srv/data/claude claude --resume 0b9d6c9e</code>`,
-		`<h2 id="sessions">`, `<section id="usage">`, `<section id="audit">`,
+		`<h2 id="sessions">`, `<section id="usage">`, `<section id="audit">`, `href="/sessions/export?session=main%3atg%3adirect%3a5"`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+}
+
+type fakeExporter struct{ path string }
+
+func (f fakeExporter) ExportSession(_ context.Context, key string) (string, error) {
+	if key != "main:tg:direct:5" {
+		return "", fmt.Errorf("%w: %s", ErrNoExport, key)
+	}
+	return f.path, nil
+}
+
+// TestSessionExport: the export link downloads the session's Markdown;
+// an unknown session is 404; the token is needed.
+func TestSessionExport(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "session-20261120-100000.000.md")
+	if err := os.WriteFile(path, []byte("# Session main:tg:direct:5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, Options{Source: &fakeSource{}, Exporter: fakeExporter{path}})
+	code, body, hdr := do(t, s, request{path: "/sessions/export?session=" + url.QueryEscape("main:tg:direct:5")})
+	if code != http.StatusOK || body != "# Session main:tg:direct:5\n" || !strings.Contains(hdr.Get("Content-Disposition"), `filename="session-20261120-100000.000.md"`) {
+		t.Errorf("export: %d %q %q", code, body, hdr.Get("Content-Disposition"))
+	}
+	if code, _, _ := do(t, s, request{path: "/sessions/export?session=other"}); code != http.StatusNotFound {
+		t.Errorf("an unknown session: %d, want 404", code)
+	}
+	if code, _, _ := do(t, s, request{path: "/sessions/export?session=main:tg:direct:5", header: map[string]string{"Authorization": ""}}); code != http.StatusUnauthorized {
+		t.Errorf("without the token: %d, want 401", code)
 	}
 }

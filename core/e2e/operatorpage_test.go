@@ -201,6 +201,8 @@ func TestOperatorsPage(t *testing.T) {
 		t.Fatalf("the stranger after approval: %q", got)
 	}
 
+	checkSessionRow(t, b, base)
+
 	// A phone's width: nothing scrolls sideways but the tables' own boxes.
 	screenshots(t, b, base, 390)
 	if w, err := webchattest.Eval[int](b, `document.documentElement.scrollWidth`); err != nil || w > 390 {
@@ -346,5 +348,31 @@ func refusedWithoutToken(t *testing.T, base, token string) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a POST from another origin: %d, want 403", resp.StatusCode)
+	}
+}
+
+// checkSessionRow: the stranger's session shows the command that opens it
+// in a terminal, and its export link downloads the conversation.
+func checkSessionRow(t *testing.T, b *webchattest.Browser, base string) {
+	t.Helper()
+	if err := chromedp.Do(b.Ctx, chromedp.Navigate(base+"/")); err != nil {
+		t.Fatal(err)
+	}
+	row := `Array.from(document.querySelectorAll("#live tr")).find(r => r.textContent.includes("lo:direct:stranger"))`
+	if err := b.WaitJS(row + `?.querySelector("code.cmd")`); err != nil {
+		t.Fatalf("no terminal command on the stranger's session: %v", err)
+	}
+	cmd, _ := webchattest.Eval[string](b, row+`.querySelector("code.cmd").textContent`)
+	if !strings.HasPrefix(cmd, "cd ") || !strings.Contains(cmd, " && CLAUDE_CONFIG_DIR=") || !strings.Contains(cmd, "claude --resume ") {
+		t.Errorf("the terminal command %q", cmd)
+	}
+	if _, err := webchattest.Eval[bool](b, `(fetch(`+row+`.querySelector('a[href^="/sessions/export"]').href).then(r => r.text()).then(s => window.exportText = s), true)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitJS(`typeof window.exportText === "string"`); err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := webchattest.Eval[string](b, `window.exportText`); !strings.Contains(text, "now me") {
+		t.Errorf("the export of the stranger's session:\n%s", text)
 	}
 }
