@@ -150,8 +150,8 @@ const teamSections = `{{with .Snap.Usage}}<h2>Usage</h2>
 {{end}}</tbody>
 </table>
 {{end}}{{end}}
-{{if .Snap.Audit}}<h2>Audit trail</h2>
-<p class="meta">The latest decisions about who may do what (<code>clawhost audit</code> lists them all; kept for <code>audit { keep }</code>).</p>
+{{if .Snap.Audit}}<h2>Latest in the audit trail</h2>
+<p class="meta">The latest decisions about who may do what (<a href="#audit">search them all</a> below, or <code>clawhost audit</code>; kept for <code>audit { keep }</code>).</p>
 <table>
 <thead><tr><th>when</th><th>kind</th><th>by</th><th>chat</th><th>about</th><th>decision</th><th>detail</th></tr></thead>
 <tbody>
