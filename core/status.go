@@ -62,7 +62,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, Name: si.Name, Agent: k.Agent, SessionID: si.ClaudeSessionID, Model: si.Model,
 			LastActivity: si.LastMessageAt, Turns: si.Turns, InputTokens: si.Usage.InputTokens, OutputTokens: si.Usage.OutputTokens,
 			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running, LastTurn: si.LastTurn, Warm: isWarm, Card: si.Card,
-			Command: terminal(k.Agent, si.ClaudeSessionID)})
+			Command: terminal(k, si.ClaudeSessionID)})
 	}
 	for _, g := range h.gw.UnlistedGroups() {
 		snap.UnlistedGroups = append(snap.UnlistedGroups, admin.UnlistedGroup{ID: g.ID, Title: g.Title, Messages: g.Messages, LastSeen: g.LastSeen})
@@ -111,19 +111,29 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	return snap
 }
 
-// terminalCommands returns what opens a session of an agent in a terminal
-// (session.TerminalCommand): its workspace and the config directory its
-// transcripts are in.
-func terminalCommands(cfg *config.Config) func(agent, sessionID string) string {
-	type where struct{ workspace, configDir string }
+// terminalCommands returns what opens a session in a terminal
+// (session.TerminalCommand): its agent's workspace, and the config
+// directory its transcripts are in — the chat's own when its claude runs
+// sandboxed (runner.ChatConfigDir), else the agent's.
+func terminalCommands(cfg *config.Config) func(key sessionkey.Key, sessionID string) string {
+	type where struct{ workspace, configDir, stateDir string }
 	agents := map[string]where{}
 	for _, a := range cfg.AllAgents() {
 		p, _ := settings.Agent(cfg, a) // the run_as error is the start's to report
-		agents[a.ID] = where{a.Workspace, p.TranscriptDir}
+		agents[a.ID] = where{a.Workspace, p.TranscriptDir, p.Runner.StateDir}
 	}
-	return func(agent, sessionID string) string {
-		w := agents[agent]
-		return session.TerminalCommand(w.workspace, w.configDir, sessionID)
+	return func(key sessionkey.Key, sessionID string) string {
+		if sessionID == "" {
+			return ""
+		}
+		w := agents[key.Agent]
+		dir := w.configDir
+		if own := runner.ChatConfigDir(w.stateDir, key.String()); w.stateDir != "" {
+			if _, err := os.Stat(own); err == nil {
+				dir = own
+			}
+		}
+		return session.TerminalCommand(w.workspace, dir, sessionID)
 	}
 }
 
