@@ -45,6 +45,8 @@ func seedOperatorLedger(t *testing.T, data string) []store.TurnUsage {
 		{At: today.AddDate(0, 0, -1), Agent: "ops", Instance: "lo", ChatID: "chat-bob", Sender: "lo:bob", CostUSD: 0.3, Outcome: "ok"},
 		{At: today, Agent: "main", Instance: "lo", ChatID: "chat-alice", Sender: "lo:alice", CostUSD: 0.85, Outcome: "ok"},
 		{At: today.Add(time.Minute), Agent: "ops", Instance: "lo", ChatID: "chat-bob", Sender: "lo:bob", CostUSD: 0.05, Outcome: "ok"},
+		// A sender id is the platform's: it reaches the page as text only.
+		{At: today.AddDate(0, 0, -2), Agent: "ops", Instance: "lo", ChatID: "chat-x", Sender: `lo:<img src=x onerror="window.pwned=1">`, CostUSD: 0.01, Outcome: "ok"},
 	}
 	for i, u := range rows {
 		r, err := db.Accept(ctx, store.Inbound{Instance: "lo", ChatID: u.ChatID, MessageID: fmt.Sprint("seed-", i), Message: []byte(`{"text":"seed"}`)})
@@ -141,8 +143,11 @@ func TestOperatorsPage(t *testing.T) {
 			sums[s.Key] += c
 		}
 	}
-	if len(u.Series) != 2 || !near(sums["lo:alice"], 1.05) || !near(sums["lo:bob"], 0.35) {
-		t.Errorf("the page's series %+v, want lo:alice 1.05 and lo:bob 0.35", sums)
+	if len(u.Series) != 3 || !near(sums["lo:alice"], 1.05) || !near(sums["lo:bob"], 0.35) {
+		t.Errorf("the page's series %+v, want lo:alice 1.05, lo:bob 0.35 and the img", sums)
+	}
+	if pwned, _ := webchattest.Eval[bool](b, `window.pwned === 1 || !!document.querySelector("img[src=x]")`); pwned {
+		t.Error("a sender id in the ledger became markup on the page")
 	}
 	legend, err := webchattest.Eval[[]string](b, `Array.from(document.querySelectorAll("#chart-cost .u-legend .u-series th")).map(e => e.textContent.trim()).filter(Boolean)`)
 	if err != nil {
