@@ -258,6 +258,7 @@ func TestPageSessionsLive(t *testing.T) {
 	_, body, _ := do(t, s, request{path: "/"})
 	for _, want := range []string{
 		`<span class="card">⏳ Working · 40s · Bash: go test · 2 messages wait behind this one.</span>`,
+		`<h2 id="running">Running now</h2>`, `<td><code>main:tg:direct:5</code></td><td></td><td>main</td><td>⏳ Working · 40s · Bash: go test · 2 messages wait behind this one.</td><td class="n">2</td>`,
 		`<span class="ok">warm</span>`,
 		`<code class="cmd">cd &#39;/srv/my ws&#39; &amp;&amp; CLAUDE_CONFIG_DIR=/srv/data/claude claude --resume 0b9d6c9e</code>`,
 		`<h2 id="sessions">`, `<section id="usage">`, `<section id="audit">`, `href="/sessions/export?session=main%3atg%3adirect%3a5"`,

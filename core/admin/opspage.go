@@ -40,3 +40,26 @@ const auditSection = `<section id="audit">
 <p><button id="audit-prev" type="button">newer</button> <span id="audit-pages" class="meta"></span> <button id="audit-next" type="button">older</button></p>
 </section>
 `
+
+// runningSection is the live part's turns running now and the queues:
+// each session with a turn running or messages waiting, what its turn's
+// card says, and its Stop.
+const runningSection = `<h2 id="running">Running now</h2>
+{{if or .Snap.QueueDepth (running .Snap.Sessions)}}<table>
+<thead><tr><th>session</th><th>with</th><th>agent</th><th>turn</th><th>queued</th><th></th></tr></thead>
+<tbody>
+{{range .Snap.Sessions}}{{if or .Running .Queued}}<tr><td><code>{{.Key}}</code></td><td>{{.Name}}</td><td>{{.Agent}}</td><td>{{if .Running}}{{or .Card "running"}}{{else}}waiting{{end}}</td><td class="n">{{.Queued}}</td><td><form method="post" action="/sessions/stop"><input type="hidden" name="session" value="{{.Key}}"><input type="hidden" name="from" value="page"><button type="submit">Stop</button></form></td></tr>
+{{end}}{{end}}</tbody>
+</table>
+{{else}}<p class="none">No turn runs and no message waits.</p>
+{{end}}`
+
+// running reports whether a session of the list runs a turn.
+func running(sessions []Session) bool {
+	for _, s := range sessions {
+		if s.Running {
+			return true
+		}
+	}
+	return false
+}

@@ -114,10 +114,11 @@ func formatDuration(d time.Duration) string {
 // host (a millisecond of its start-up when it was a package variable).
 var pageTemplate = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("status").Funcs(template.FuncMap{
-		"join":  func(s []string) string { return strings.Join(s, ", ") },
-		"qrsrc": qrSource,
-		"cost":  func(f float64) string { return fmt.Sprintf("$%.4f", f) },
-		"mb":    MB,
+		"join":    func(s []string) string { return strings.Join(s, ", ") },
+		"qrsrc":   qrSource,
+		"running": running,
+		"cost":    func(f float64) string { return fmt.Sprintf("$%.4f", f) },
+		"mb":      MB,
 		"short": func(s string) string {
 			if r := []rune(s); len(r) > 8 {
 				return string(r[:8])
@@ -138,7 +139,7 @@ var pageTemplate = sync.OnceValue(func() *template.Template {
 </head>
 <body>
 <h1>clawhost</h1>
-<nav><a href="#live">Live</a><a href="#usage">Usage</a><a href="#pairing">Waiting</a><a href="#sessions">Sessions</a><a href="#audit">Audit trail</a><a href="#errors">Errors</a></nav>
+<nav><a href="#live">Live</a><a href="#running">Running</a><a href="#usage">Usage</a><a href="#pairing">Waiting</a><a href="#sessions">Sessions</a><a href="#audit">Audit trail</a><a href="#errors">Errors</a></nav>
 ` + usageSection + `<div id="live">
 {{if not .OK}}<p class="bad">The status source did not answer in time.</p>
 {{end}}{{with .Snap.LastReload}}{{if .Refused}}<div class="bad"><p><b>The last reload ({{$.Stamp .At}}) was refused; the running set is kept.</b> Fix the file, check it with <code>clawhost validate</code>, then reload again (SIGHUP).</p>
@@ -174,7 +175,7 @@ var pageTemplate = sync.OnceValue(func() *template.Template {
 </table>
 {{else}}<p class="none">No lease besides the hosts'.</p>
 {{end}}{{end}}{{end}}
-<h2>Plugins</h2>
+` + runningSection + `<h2>Plugins</h2>
 {{if .Snap.Plugins}}<table>
 <thead><tr><th>instance</th><th>source</th><th>kinds</th><th>state</th><th>ready</th><th>in state for</th><th>restarts</th><th>pid</th><th>memory</th><th>last error</th></tr></thead>
 <tbody>
