@@ -177,7 +177,12 @@ func TestOperatorsPage(t *testing.T) {
 	checkAuditSearch(t, b)
 	screenshots(t, b, base, 1280)
 
-	// A stranger asks; the page's Approve lets them in.
+	// A stranger asks; the live part shows the request by itself (it
+	// refreshes in place: the page is not reloaded), and its Approve lets
+	// the stranger in.
+	if _, err := webchattest.Eval[bool](b, `(window.sameDocument = true)`); err != nil {
+		t.Fatal(err)
+	}
 	d.post("stranger", "hello")
 	reply := d.nextSend("chat-stranger")
 	i := strings.Index(reply, "code is ")
@@ -185,12 +190,12 @@ func TestOperatorsPage(t *testing.T) {
 		t.Fatalf("no pairing code in %q", reply)
 	}
 	code := strings.Fields(reply[i+len("code is "):])[0]
-	if err := chromedp.Do(b.Ctx, chromedp.Navigate(base+"/")); err != nil {
-		t.Fatal(err)
-	}
 	sel := `form[action="/pairing/approve"]:has(input[value="` + code + `"]) button`
 	if err := b.WaitJS(`document.querySelector('` + sel + `')`); err != nil {
 		t.Fatalf("no Approve button for %s: %v", code, err)
+	}
+	if same, _ := webchattest.Eval[bool](b, `window.sameDocument === true`); !same {
+		t.Error("the page was reloaded to show the pairing request, not refreshed in place")
 	}
 	if _, err := webchattest.Eval[bool](b, `(document.querySelector('`+sel+`').click(), true)`); err != nil {
 		t.Fatal(err)
