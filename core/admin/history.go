@@ -121,7 +121,7 @@ func keyOf(u UsageRecord, by string) string {
 func daily(rows []UsageRecord, q dailyQuery, budgets []Budget, now time.Time, loc *time.Location) Daily {
 	today := dayStart(now, loc)
 	first := today.AddDate(0, 0, -(q.days - 1))
-	out := Daily{By: q.by, Keys: map[string][]string{}}
+	out := Daily{By: q.by, Series: []Series{}, Keys: map[string][]string{}}
 	index := map[string]int{}
 	for d := first; !d.After(today); d = d.AddDate(0, 0, 1) {
 		index[d.Format(time.DateOnly)] = len(out.Days)

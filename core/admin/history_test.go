@@ -117,6 +117,13 @@ func TestUsageDailyJSON(t *testing.T) {
 		t.Errorf("the filter's agents %v", d.Keys["agent"])
 	}
 
+	// An empty ledger is an empty list, not null (the page's script
+	// reads it as a list).
+	empty := startHistory(t, &ledgerReports{})
+	if _, body, _ := do(t, empty, request{path: "/usage/daily.json"}); !strings.Contains(body, `"series": []`) {
+		t.Errorf("an empty ledger: %s", body)
+	}
+
 	for _, bad := range []string{"by=day", "days=0", "days=91", "days=x"} {
 		if code, body, _ := do(t, s, request{path: "/usage/daily.json?" + bad}); code != http.StatusBadRequest {
 			t.Errorf("%s: status %d %s, want 400", bad, code, body)
