@@ -25,6 +25,11 @@ TOOLS := $(BIN)/tools/buf $(BIN)/tools/deadcode
 CLAUDE_VERSION := 2.1.330
 CLAUDE_DIR := .cache/claude-cli
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
+# uPlot, the chart library of the status page, vendored into
+# core/admin/assets (embedded in the binary): the npm package's version and
+# the SHA-256 of its tarball (make uplot fetches it again and checks both).
+UPLOT_VERSION := 1.6.32
+UPLOT_SHA256 := 4b8a8191e425658e3ea8c8c1314b0fc679c861ee3a1af2b20c7b16ba50b5133d
 
 # Plugin binaries: plugins/<name>/cmd/clawhost-<name> and examples/<name>
 # (Go: main.go; Python: __main__.py).
@@ -41,7 +46,7 @@ PYTHON ?= /usr/bin/python3
 # so the test and vet targets run each one, and each package once.
 MODULES := . sdk markup proto
 
-.PHONY: help build dist py-examples run test test-go bench chaos proto check tidy fmt deps claude-cli browser python-grpc postgres bubblewrap systemd tmux voice clean
+.PHONY: help build dist py-examples run test test-go bench chaos proto check tidy fmt deps claude-cli uplot browser python-grpc postgres bubblewrap systemd tmux voice clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -89,6 +94,17 @@ $(CLAUDE_BIN):
 	@command -v npm >/dev/null || { echo "npm is needed for the claude CLI tests (apt-get install npm)"; exit 1; }
 	npm install --prefix $(CLAUDE_DIR) --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_VERSION)
 	@$(CLAUDE_BIN) --version
+
+uplot: ## fetch uPlot $(UPLOT_VERSION) from npm again, check its tarball's SHA-256 and copy its built files into core/admin/assets
+	@command -v npm >/dev/null || { echo "npm is needed to fetch uPlot (apt-get install npm)"; exit 1; }
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  (cd "$$tmp" && npm pack --silent --loglevel=error uplot@$(UPLOT_VERSION) >/dev/null) && \
+	  echo "$(UPLOT_SHA256)  $$tmp/uplot-$(UPLOT_VERSION).tgz" | sha256sum -c --quiet - && \
+	  tar -xzf "$$tmp/uplot-$(UPLOT_VERSION).tgz" -C "$$tmp" && \
+	  cp "$$tmp/package/dist/uPlot.iife.min.js" "$$tmp/package/dist/uPlot.min.css" core/admin/assets/ && \
+	  cp "$$tmp/package/LICENSE" core/admin/assets/uPlot.LICENSE && \
+	  echo "core/admin/assets: uPlot $(UPLOT_VERSION) (sha256 $(UPLOT_SHA256))"
+	@git diff --stat -- core/admin/assets
 
 browser: ## install Debian's chromium for the browser tests (needs root or sudo)
 	@command -v chromium >/dev/null || { \

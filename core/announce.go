@@ -66,6 +66,9 @@ func (h *Host) startAdmin(listen string) error {
 		Reports:  reports.Reports{DB: h.db},
 		Reloader: reloadFunc(func() admin.Reload { return h.reloadFile(file) }),
 		Actions:  &statusSource{h: h},
+		Location: h.cfg.Messages.Location(),
+		Budgets:  func() []admin.Budget { return reports.Budgets(h.cfg) },
+		Exporter: &statusSource{h: h},
 	})
 	if err != nil {
 		return fmt.Errorf("admin endpoint on %s: %w (another clawhost, or another program, listens there: stop it, or set admin { listen } to a free address, or \"\" to run without it)", listen, err)

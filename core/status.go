@@ -3,14 +3,17 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/clawhost/clawhost/core/reports"
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/settings"
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/export"
 	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/internal/procpace"
 	"github.com/clawhost/clawhost/core/metrics"
@@ -51,11 +54,15 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	}
 	sessions, total := h.gw.Sessions(ctx, 200)
 	snap.SessionCount = total
+	warm := h.agent.Warm()
+	terminal := terminalCommands(h.cfg)
 	for _, si := range sessions {
 		k, _ := sessionkey.Parse(si.Key) // the store's form; a malformed key shows no agent
+		_, isWarm := warm[si.Key]
 		snap.Sessions = append(snap.Sessions, admin.Session{Key: si.Key, Name: si.Name, Agent: k.Agent, SessionID: si.ClaudeSessionID, Model: si.Model,
 			LastActivity: si.LastMessageAt, Turns: si.Turns, InputTokens: si.Usage.InputTokens, OutputTokens: si.Usage.OutputTokens,
-			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running, LastTurn: si.LastTurn})
+			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running, LastTurn: si.LastTurn, Warm: isWarm, Card: si.Card,
+			Command: terminal(k, si.ClaudeSessionID)})
 	}
 	for _, g := range h.gw.UnlistedGroups() {
 		snap.UnlistedGroups = append(snap.UnlistedGroups, admin.UnlistedGroup{ID: g.ID, Title: g.Title, Messages: g.Messages, LastSeen: g.LastSeen})
@@ -74,7 +81,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		}
 		snap.Decisions = append(snap.Decisions, admin.Decision{Session: r.Key, Tool: r.Tool, Summary: r.Summary, Outcome: outcome, By: r.By, At: r.At})
 	}
-	for key, pid := range h.agent.Warm() {
+	for key, pid := range warm {
 		u, _ := procmem.Read(pid)
 		k, _ := sessionkey.Parse(key)
 		snap.Warm = append(snap.Warm, admin.Warm{Key: key, Agent: k.Agent, PID: pid, RSS: u.RSS, Private: u.Private})
@@ -102,6 +109,32 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	// approval's command — may quote a configured secret.
 	h.redact.Strings(&snap)
 	return snap
+}
+
+// terminalCommands returns what opens a session in a terminal
+// (session.TerminalCommand): its agent's workspace, and the config
+// directory its transcripts are in — the chat's own when its claude runs
+// sandboxed (runner.ChatConfigDir), else the agent's.
+func terminalCommands(cfg *config.Config) func(key sessionkey.Key, sessionID string) string {
+	type where struct{ workspace, configDir, stateDir string }
+	agents := map[string]where{}
+	for _, a := range cfg.AllAgents() {
+		p, _ := settings.Agent(cfg, a) // the run_as error is the start's to report
+		agents[a.ID] = where{a.Workspace, p.TranscriptDir, p.Runner.StateDir}
+	}
+	return func(key sessionkey.Key, sessionID string) string {
+		if sessionID == "" {
+			return ""
+		}
+		w := agents[key.Agent]
+		dir := w.configDir
+		if own := runner.ChatConfigDir(w.stateDir, key.String()); w.stateDir != "" {
+			if _, err := os.Stat(own); err == nil {
+				dir = own
+			}
+		}
+		return session.TerminalCommand(w.workspace, dir, sessionID)
+	}
 }
 
 // warmPoolView is the runner's warm pool for the status page.
@@ -176,6 +209,22 @@ func agentsView(cfg *config.Config, warm []admin.Warm) []admin.Agent {
 }
 
 // The status page's actions.
+
+// ExportSession writes the session's export for the page's export link.
+func (s *statusSource) ExportSession(ctx context.Context, key string) (string, error) {
+	k, err := sessionkey.Parse(key)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", admin.ErrNoExport, err)
+	}
+	path, err := s.h.gw.ExportSession(ctx, k)
+	if errors.Is(err, export.ErrNoTranscript) {
+		return "", fmt.Errorf("%w: %v", admin.ErrNoExport, err)
+	}
+	if err == nil {
+		s.audit(store.AuditEvent{Kind: store.AuditCommand, Actor: "admin", Subject: "/export", Decision: "allowed", Detail: "the status page's export of " + key})
+	}
+	return path, err
+}
 
 func (s *statusSource) DecideApproval(id string, allow bool) bool {
 	return s.h.gw.DecideApproval(id, allow, "the status page")

@@ -101,7 +101,7 @@ func TestStatusPageAttention(t *testing.T) {
 	if strings.Contains(body, `href="javascript:`) {
 		t.Error("a javascript: link reached the page")
 	}
-	if n := strings.Count(body, "<form"); n != 1 {
+	if n := strings.Count(body, `<form method="post"`); n != 1 {
 		t.Errorf("%d retry forms, want 1 (only wa offers a retry)", n)
 	}
 	csp := hdr.Get("Content-Security-Policy")

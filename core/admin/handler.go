@@ -36,6 +36,11 @@ type handler struct {
 	// IP literals are always accepted.
 	hosts map[string]bool
 	auth  *authenticator
+	// loc is where the usage charts' days begin; budgets are drawn on
+	// them.
+	loc      *time.Location
+	budgets  func() []Budget
+	exporter Exporter
 }
 
 // routes returns the complete handler: host guard, cross-origin guard,
@@ -53,6 +58,11 @@ func (h *handler) routes() http.Handler {
 	mux.HandleFunc("POST /plugins/{instance}/retry", h.retry)
 	mux.HandleFunc("GET /usage.json", h.usageJSON)
 	mux.HandleFunc("GET /audit.json", h.auditJSON)
+	mux.HandleFunc("GET /usage/daily.json", h.usageDaily)
+	mux.HandleFunc("GET /usage/daily.csv", h.usageDaily)
+	mux.HandleFunc("GET /audit/search.json", h.auditSearch)
+	mux.HandleFunc("GET /assets/{name}", serveAsset)
+	mux.HandleFunc("GET /sessions/export", h.exportSession)
 	mux.HandleFunc("POST /reload", h.reload)
 	mux.HandleFunc("POST /approvals/{id}/{verb}", h.decideApproval)
 	mux.HandleFunc("POST /sessions/stop", h.stopSession)
@@ -126,9 +136,10 @@ func (h *handler) guardHost(next http.Handler) http.Handler {
 }
 
 // securityHeaders keeps browsers from framing, sniffing or caching the
-// responses, and the page from loading anything external: images only as
-// data: URIs (a plugin's QR code), forms only to this server (the retry
-// button).
+// responses, and the page from loading anything external: scripts, styles
+// and fetches only from this server (the embedded assets, the page's JSON),
+// images only as data: URIs (a plugin's QR code), forms only to this
+// server (the retry button).
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
@@ -137,7 +148,7 @@ func securityHeaders(next http.Handler) http.Handler {
 		hd.Set("Referrer-Policy", "no-referrer")
 		hd.Set("Cache-Control", "no-store")
 		hd.Set("Content-Security-Policy",
-			"default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+			"default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self' 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 		next.ServeHTTP(w, r)
 	})
 }

@@ -114,39 +114,33 @@ func formatDuration(d time.Duration) string {
 // host (a millisecond of its start-up when it was a package variable).
 var pageTemplate = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("status").Funcs(template.FuncMap{
-		"join":  func(s []string) string { return strings.Join(s, ", ") },
-		"qrsrc": qrSource,
-		"cost":  func(f float64) string { return fmt.Sprintf("$%.4f", f) },
-		"mb":    MB,
+		"join":    func(s []string) string { return strings.Join(s, ", ") },
+		"qrsrc":   qrSource,
+		"running": running,
+		"cost":    func(f float64) string { return fmt.Sprintf("$%.4f", f) },
+		"mb":      MB,
 		"short": func(s string) string {
 			if r := []rune(s); len(r) > 8 {
 				return string(r[:8])
 			}
 			return s
 		},
-	}).Parse(`<!doctype html>
+	}).Parse(scrollTables(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="refresh" content="5">
+<noscript><meta http-equiv="refresh" content="5"></noscript>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>clawhost status</title>
-<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fafafa}
-h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
-table{border-collapse:collapse;width:100%;background:#fff}
-th,td{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}
-th{background:#f0f0f0;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums}
-.meta,.none{color:#666}.ok{color:#080}.bad{color:#b00}
-.err{font-family:ui-monospace,monospace;white-space:pre-wrap;word-break:break-word}
-.summary{display:flex;gap:1.5em;list-style:none;padding:0}
-tr.attention td{background:#fff8e1}tr.this td{background:#f3f8ff}.attention p{margin:.3em 0}
-img.qr{image-rendering:pixelated;border:1px solid #ddd;display:block;margin:.4em 0}
-code.code{font-size:1.6em;letter-spacing:.1em}
-</style>
+<title>clawhost</title>
+<link rel="stylesheet" href="/assets/uPlot.min.css">
+<link rel="stylesheet" href="/assets/ops.css">
+<script src="/assets/uPlot.iife.min.js" defer></script>
+<script src="/assets/ops.js" defer></script>
 </head>
 <body>
 <h1>clawhost</h1>
+<nav><a href="#live">Live</a><a href="#running">Running</a><a href="#usage">Usage</a><a href="#pairing">Waiting</a><a href="#sessions">Sessions</a><a href="#audit">Audit trail</a><a href="#errors">Errors</a></nav>
+` + usageSection + `<div id="live">
 {{if not .OK}}<p class="bad">The status source did not answer in time.</p>
 {{end}}{{with .Snap.LastReload}}{{if .Refused}}<div class="bad"><p><b>The last reload ({{$.Stamp .At}}) was refused; the running set is kept.</b> Fix the file, check it with <code>clawhost validate</code>, then reload again (SIGHUP).</p>
 <pre class="err">{{.Reason}}</pre></div>
@@ -181,7 +175,7 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 </table>
 {{else}}<p class="none">No lease besides the hosts'.</p>
 {{end}}{{end}}{{end}}
-<h2>Plugins</h2>
+` + runningSection + `<h2>Plugins</h2>
 {{if .Snap.Plugins}}<table>
 <thead><tr><th>instance</th><th>source</th><th>kinds</th><th>state</th><th>ready</th><th>in state for</th><th>restarts</th><th>pid</th><th>memory</th><th>last error</th></tr></thead>
 <tbody>
@@ -243,12 +237,12 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{end}}</tbody>
 </table>
 {{end}}
-<h2>Sessions</h2>
+<h2 id="sessions">Sessions</h2>
 {{if .Snap.Sessions}}<p class="meta">showing {{len .Snap.Sessions}} of {{.Snap.SessionCount}}, most recently active first</p>
 <table>
-<thead><tr><th>agent</th><th>with</th><th>key</th><th>session</th><th>model</th><th>last activity</th><th>turns</th><th>input tokens</th><th>output tokens</th><th>cost</th><th>queued</th><th>running</th><th>last turn</th></tr></thead>
+<thead><tr><th>agent</th><th>with</th><th>key</th><th>session</th><th>model</th><th>last activity</th><th>turns</th><th>input tokens</th><th>output tokens</th><th>cost</th><th>queued</th><th>running</th><th>warm</th><th>last turn</th><th>open in a terminal</th></tr></thead>
 <tbody>
-{{range .Snap.Sessions}}<tr><td>{{.Agent}}</td><td>{{.Name}}</td><td>{{.Key}}</td><td title="{{.SessionID}}">{{short .SessionID}}</td><td>{{.Model}}</td><td class="n">{{$.Age .LastActivity}} ago</td><td class="n">{{.Turns}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td><td class="n">{{cost .CostUSD}}</td><td class="n">{{.Queued}}</td><td>{{if .Running}}<span class="ok">running</span>{{else}}idle{{end}}{{if or .Running .Queued}}<form method="post" action="/sessions/stop"><input type="hidden" name="session" value="{{.Key}}"><input type="hidden" name="from" value="page"><button type="submit">Stop</button></form>{{end}}</td><td>{{.LastTurn}}</td></tr>
+{{range .Snap.Sessions}}{{$s := .}}<tr><td>{{.Agent}}</td><td>{{.Name}}</td><td>{{.Key}}</td><td title="{{.SessionID}}">{{short .SessionID}}</td><td>{{.Model}}</td><td class="n">{{$.Age .LastActivity}} ago</td><td class="n">{{.Turns}}</td><td class="n">{{.InputTokens}}</td><td class="n">{{.OutputTokens}}</td><td class="n">{{cost .CostUSD}}</td><td class="n">{{.Queued}}</td><td>{{if .Running}}<span class="ok">running</span>{{with .Card}}<br><span class="card">{{.}}</span>{{end}}{{else}}idle{{end}}{{if or .Running .Queued}}<form method="post" action="/sessions/stop"><input type="hidden" name="session" value="{{.Key}}"><input type="hidden" name="from" value="page"><button type="submit">Stop</button></form>{{end}}</td><td>{{if .Warm}}<span class="ok">warm</span>{{else}}—{{end}}</td><td>{{.LastTurn}}</td><td>{{with .Command}}<code class="cmd">{{.}}</code> <a href="/sessions/export?session={{$s.Key}}" download>export</a>{{end}}</td></tr>
 {{end}}</tbody>
 </table>
 {{else}}<p class="none">No sessions.</p>
@@ -263,7 +257,7 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 </table>
 {{else}}<p class="none">No warm process.</p>
 {{end}}
-<h2>Recent errors</h2>
+<h2 id="errors">Recent errors</h2>
 {{if .Snap.Errors}}<table>
 <thead><tr><th>time</th><th>level</th><th>source</th><th>message</th></tr></thead>
 <tbody>
@@ -271,10 +265,19 @@ code.code{font-size:1.6em;letter-spacing:.1em}
 {{end}}</tbody>
 </table>
 {{else}}<p class="none">No recent errors.</p>
-{{end}}</body>
+{{end}}</div>
+` + auditSection + `</body>
 </html>
-`))
+`)))
 })
+
+// scrollTables wraps every table of the page in a box that scrolls
+// sideways by itself, so a phone's screen holds the page and a wide table
+// scrolls alone.
+func scrollTables(src string) string {
+	src = strings.ReplaceAll(src, "<table>", `<div class="scroll"><table>`)
+	return strings.ReplaceAll(src, "</table>", "</table></div>")
+}
 
 // MB formats a byte count as the status page and `clawhost status` show
 // memory: "12.3 MB" (MiB), "—" when unknown (0).

@@ -150,8 +150,8 @@ const teamSections = `{{with .Snap.Usage}}<h2>Usage</h2>
 {{end}}</tbody>
 </table>
 {{end}}{{end}}
-{{if .Snap.Audit}}<h2>Audit trail</h2>
-<p class="meta">The latest decisions about who may do what (<code>clawhost audit</code> lists them all; kept for <code>audit { keep }</code>).</p>
+{{if .Snap.Audit}}<h2>Latest in the audit trail</h2>
+<p class="meta">The latest decisions about who may do what (<a href="#audit">search them all</a> below, or <code>clawhost audit</code>; kept for <code>audit { keep }</code>).</p>
 <table>
 <thead><tr><th>when</th><th>kind</th><th>by</th><th>chat</th><th>about</th><th>decision</th><th>detail</th></tr></thead>
 <tbody>
@@ -255,7 +255,7 @@ func (h *handler) reload(w http.ResponseWriter, r *http.Request) {
 func fromPage(r *http.Request) bool { return r.PostForm.Get("from") == "page" }
 
 // pairingSection is the status page's pending and approved senders.
-const pairingSection = `{{if .Snap.PendingPairings}}<h2>Waiting for an owner</h2>
+const pairingSection = `{{if .Snap.PendingPairings}}<h2 id="pairing">Waiting for an owner</h2>
 <p class="meta">Unknown senders who asked to talk to the bot. Owners were asked in their own chats; approve here, with <code>/approve CODE</code>, or <code>clawhost pairing approve CODE</code>.</p>
 <table>
 <thead><tr><th>sender</th><th>code</th><th>expires</th><th></th></tr></thead>

@@ -157,6 +157,9 @@ type SessionInfo struct {
 	// LastTurn says how the last turn since the start got to claude
 	// (runner.Wait's sentence); "" when none ran.
 	LastTurn string
+	// Card is what the running turn's card says (turn.Turns.CardState);
+	// "" when no turn runs with a card.
+	Card string
 }
 
 // Sessions returns up to limit sessions, most recently active first, and
@@ -173,7 +176,8 @@ func (g *Gateway) Sessions(ctx context.Context, limit int) ([]SessionInfo, int) 
 	queued, _ := g.store.PendingCounts(ctx)
 	out := make([]SessionInfo, len(recent))
 	for i, s := range recent {
-		out[i] = SessionInfo{Session: s, Name: sessionName(s.Chat), Queued: queued[s.Key], Running: g.queue.Running(s.Key), LastTurn: g.turns.LastWait(s.Key).String()}
+		out[i] = SessionInfo{Session: s, Name: sessionName(s.Chat), Queued: queued[s.Key], Running: g.queue.Running(s.Key), LastTurn: g.turns.LastWait(s.Key).String(),
+			Card: g.turns.CardState(s.Key)}
 	}
 	return out, total
 }

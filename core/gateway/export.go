@@ -17,6 +17,13 @@ import (
 	"github.com/clawhost/clawhost/core/turn"
 )
 
+// ExportSession writes session k's export as /export does (the operator's
+// page's export link) and returns the file's path.
+func (g *Gateway) ExportSession(ctx context.Context, k sessionkey.Key) (string, error) {
+	path, _, err := exporter{g}.Export(ctx, k)
+	return path, err
+}
+
 // exporter is /export's port: it writes the session's Markdown file into
 // the session's own media directory of its agent's workspace, where the
 // reply's MEDIA: line may send it from (the outbox sends it once; the

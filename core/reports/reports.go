@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/usage"
 	"github.com/hashicorp/go-hclog"
@@ -95,4 +96,28 @@ func TurnUsage(r admin.UsageRecord) store.TurnUsage {
 	return store.TurnUsage{At: r.At, Agent: r.Agent, Instance: r.Instance, ChatID: r.ChatID, Sender: r.Sender, Model: r.Model,
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CacheReadTokens: r.CacheReadTokens, CacheCreationTokens: r.CacheCreationTokens,
 		CostUSD: r.CostUSD, Estimate: r.Estimate, Duration: time.Duration(r.DurationMS) * time.Millisecond, Outcome: r.Outcome}
+}
+
+// Budgets are the budgets of cfg as the operator's page draws them: the
+// top-level block's, then each agent block's own.
+func Budgets(cfg *config.Config) []admin.Budget {
+	var out []admin.Budget
+	add := func(agent string, b *config.Budget) {
+		if !b.Any() {
+			return
+		}
+		for _, l := range []struct {
+			scope string
+			usd   float64
+		}{{"person", b.PerSenderDailyUSD}, {"chat", b.PerChatDailyUSD}, {"agent", b.PerAgentMonthlyUSD}} {
+			if l.usd > 0 {
+				out = append(out, admin.Budget{Scope: l.scope, Agent: agent, LimitUSD: l.usd, WarnAt: b.Warn()})
+			}
+		}
+	}
+	add("", cfg.Budget)
+	for _, a := range cfg.AllAgents() {
+		add(a.ID, a.OwnBudget())
+	}
+	return out
 }

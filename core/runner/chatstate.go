@@ -35,6 +35,13 @@ func chatStateDir(dir, key string) string {
 	return filepath.Join(dir, "chats", name)
 }
 
+// ChatConfigDir is the claude config directory a chat's sandboxed claude
+// uses: <stateDir>/chats/<key> (stateDir is Config.StateDir), bound at
+// CLAUDE_CONFIG_DIR's path in the sandbox; its transcripts are there. A
+// chat whose claude never ran sandboxed has none (the directory does not
+// exist): its claude used the config directory itself.
+func ChatConfigDir(stateDir, key string) string { return chatStateDir(stateDir, key) }
+
 // prepareChatState makes the chat's state directory before a sandboxed
 // start: on first use a copy of the config directory's .claude.json
 // without its per-directory "projects" (which would tell one chat what

@@ -60,9 +60,29 @@ type card struct {
 // newCard starts the card of a turn whose draft is d.
 func (t *Turns) newCard(key string, d Draft, verbose bool) *card {
 	c := &card{t: t, key: key, draft: d, started: t.opts.Now(), verbose: verbose, done: make(chan struct{}), poke: make(chan struct{}, 1)}
+	t.cards.Store(key, c)
 	c.wg.Add(1)
 	go c.run()
 	return c
+}
+
+// CardState is what the card of the session's running turn says, on one
+// line ("⏳ Working · 40s · Bash: go test ./... · 2 messages wait behind
+// this one."), "answering" once the answer streams into it, "" when no
+// turn of the session runs with a card. The status page shows it.
+func (t *Turns) CardState(key string) string {
+	v, ok := t.cards.Load(key)
+	if !ok {
+		return ""
+	}
+	c := v.(*card)
+	c.mu.Lock()
+	answering := c.answering
+	c.mu.Unlock()
+	if answering {
+		return "answering"
+	}
+	return strings.ReplaceAll(c.render(), "\n", " · ")
 }
 
 func (c *card) run() {
@@ -209,6 +229,7 @@ func (c *card) streaming() {
 // stop ends the card's updates; it reports whether the card was shown
 // and the answer never replaced it.
 func (c *card) stop() (showing bool) {
+	c.t.cards.CompareAndDelete(c.key, c)
 	select {
 	case <-c.done:
 	default:

@@ -365,3 +365,34 @@ func TestHookStepsInTheCard(t *testing.T) {
 		t.Errorf("replies %+v", f.out.replies)
 	}
 }
+
+// TestCardState: while a turn runs its card's text is the session's card
+// state, on one line; when it ends there is none.
+func TestCardState(t *testing.T) {
+	t.Parallel()
+	f, clk, d := cardFixture(t, Settings{Streaming: StreamOff})
+	var during []string
+	f.agent.onRun = func() {
+		if !clk.BlockUntil(1, 5*time.Second) {
+			t.Error("the card's timer was never armed")
+			return
+		}
+		clk.Advance(cardDelay)
+		d.next(t)
+		f.turns.cards.Range(func(k, _ any) bool {
+			during = append(during, f.turns.CardState(k.(string)))
+			return true
+		})
+	}
+	f.agent.result = runner.Result{Text: "Done."}
+	req := f.request("tg", "work")
+	f.turns.Run(context.Background(), req)
+	if want := "⏳ Working · 0s · thinking… · 2 messages wait behind this one."; len(during) != 1 || during[0] != want {
+		t.Errorf("card states while it ran %q, want [%q]", during, want)
+	}
+	n := 0
+	f.turns.cards.Range(func(k, _ any) bool { n++; return true })
+	if n != 0 || f.turns.CardState(req.Key.String()) != "" {
+		t.Errorf("%d cards after the turn", n)
+	}
+}

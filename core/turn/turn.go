@@ -16,6 +16,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -431,6 +432,8 @@ type Turns struct {
 	// files are the files the agent's send_file tool queued for the
 	// running turns' replies.
 	files files
+	// cards are the running turns' cards by session key (CardState).
+	cards sync.Map
 }
 
 // maxWaits bounds Turns.waits.
