@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -255,4 +257,81 @@ func TestRealImageBlocks(t *testing.T) {
 	if at < 0 || text < at {
 		t.Fatalf("image block at %d, text at %d: %.2000s", at, text, body[max(0, len(body)-2000):])
 	}
+}
+
+// TestRealPlanMode: in plan mode claude writes its plan to the file its
+// system prompt names and asks to leave plan mode with the file's text as
+// ExitPlanMode's input; allowed, the model reads the approval and the
+// turn goes on out of plan mode. The process that left plan mode is not
+// reused for the next plan-mode turn (claude would not be planning in
+// it): that turn starts claude again, in plan mode, where a denial keeps
+// it planning and the model reads the denial's message.
+func TestRealPlanMode(t *testing.T) {
+	t.Parallel()
+	e := newReal(t, func(c *Config) { c.PermissionModes = []string{"default"} })
+	planPath := regexp.MustCompile(`create your plan at (\S+?\.md)|A plan file already exists at (\S+?\.md)`)
+	var mu sync.Mutex
+	script := map[int]func(body string) anthropictest.Reply{}
+	step := 0
+	e.fake.SetResponder(func(r *anthropictest.Request) anthropictest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		step++
+		if f := script[step]; f != nil {
+			return f(string(r.Body))
+		}
+		return anthropictest.Reply{Text: "ok"}
+	})
+	writePlan := func(text string) func(string) anthropictest.Reply {
+		return func(body string) anthropictest.Reply {
+			m := planPath.FindStringSubmatch(body)
+			if m == nil {
+				return anthropictest.Reply{Text: "no plan file named"}
+			}
+			return anthropictest.Reply{Text: "planning", ToolUse: &anthropictest.ToolUse{Name: "Write", Input: map[string]any{"file_path": m[1] + m[2], "content": text}}}
+		}
+	}
+	exit := func(string) anthropictest.Reply {
+		return anthropictest.Reply{Text: "done planning", ToolUse: &anthropictest.ToolUse{Name: ExitPlanMode, Input: map[string]any{}}}
+	}
+	script[1], script[2] = writePlan("# The plan\n1. one\n2. two\n"), exit
+	sid := uuid.NewString()
+	res, asked := askTurn(t, e.r, TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "plan it", PermissionMode: PlanMode}, func(p *PermissionRequest) {
+		p.Answer(Decision{Allow: true})
+	})
+	mustOK(t, res, "ok")
+	if len(asked) != 1 || asked[0].Tool != ExitPlanMode {
+		t.Fatalf("asked %+v", asked)
+	}
+	var in struct{ Plan, PlanFilePath string }
+	if err := json.Unmarshal(asked[0].Input, &in); err != nil || in.Plan != "# The plan\n1. one\n2. two\n" || !strings.HasSuffix(in.PlanFilePath, ".md") {
+		t.Fatalf("ExitPlanMode input %s", asked[0].Input)
+	}
+	if !anyRequest(e.fake, "User has approved your plan") {
+		t.Fatal("the model did not read the approval")
+	}
+
+	mu.Lock()
+	script[4], script[5] = writePlan("# Plan two\n"), exit
+	mu.Unlock()
+	res, asked = askTurn(t, e.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "plan again", PermissionMode: PlanMode}, func(p *PermissionRequest) {
+		p.Answer(Decision{Message: "Keep planning: feedback follows."})
+	})
+	mustOK(t, res, "ok")
+	if !res.NewProcess || len(asked) != 1 || asked[0].Tool != ExitPlanMode {
+		t.Fatalf("new process %v, asked %+v: the process that left plan mode must not plan again", res.NewProcess, asked)
+	}
+	if !anyRequest(e.fake, "Keep planning: feedback follows.") || anyRequest(e.fake, "You are not in plan mode") {
+		t.Fatal("the model did not read the denial in plan mode")
+	}
+}
+
+// anyRequest reports whether a request to the fake carried s.
+func anyRequest(f *anthropictest.Server, s string) bool {
+	for _, r := range f.Requests() {
+		if strings.Contains(string(r.Body), s) {
+			return true
+		}
+	}
+	return false
 }

@@ -34,6 +34,9 @@ type proc struct {
 	mcp                   string     // the per-session --mcp-config it was started with
 	media                 string     // the media directory its sandbox shows
 	ask                   bool       // started with --permission-prompt-tool stdio
+	// planExited: a plan was approved (ExitPlanMode allowed), so claude
+	// left the plan mode it was started in; never reused (exchange.go).
+	planExited atomic.Bool
 	wmu                   sync.Mutex // one write to stdin at a time (prompt, steered message, control response)
 	pid                   int        // run.PID(), for the logs
 	run                   process    // the started process: signal, wait, release
