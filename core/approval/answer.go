@@ -46,7 +46,9 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 			return true, ""
 		}
 		v, ok := verbs[rest]
-		if !ok || (v.always && len(qu.rules) == 0) {
+		// A plan is answered Approve or Keep planning; a tool use Allow,
+		// Deny or (where offered) Always.
+		if plan := rest == "y" || rest == keepVerb; !ok || qu.plan && !plan || !qu.plan && (v.keep || v.always && len(qu.rules) == 0) {
 			return true, "That answer is not one of the buttons."
 		}
 		v.by, v.byID = name, m.From
@@ -74,6 +76,18 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 		oldest.give(verdict{text: oldest.pick(m.Body), by: name, byID: m.From})
 		return true, ""
 	}
+	if oldest.plan {
+		v, ok, always := typedPlan(m.Command())
+		if always {
+			return true, noAlwaysForPlans
+		}
+		if !ok {
+			return false, ""
+		}
+		v.by, v.byID = name, m.From
+		oldest.give(v)
+		return true, ""
+	}
 	v, ok := typed(m.Command())
 	if !ok || (v.always && len(oldest.rules) == 0) {
 		return false, ""
@@ -90,7 +104,7 @@ func (qu *question) give(v verdict) {
 	}
 }
 
-var verbs = map[string]verdict{"y": {allow: true}, "n": {}, "a": {allow: true, always: true}}
+var verbs = map[string]verdict{"y": {allow: true}, "n": {}, "a": {allow: true, always: true}, keepVerb: {keep: true}}
 
 // typed reads a typed answer: yes / no / always and a few synonyms.
 func typed(text string) (verdict, bool) {

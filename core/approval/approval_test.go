@@ -18,10 +18,14 @@ import (
 type out struct {
 	buttons, edits bool
 	// files: the channel takes files (SendFile succeeds).
-	files  bool
+	files bool
+	// limit is the channel's message length (Fits); 0: any.
+	limit  int
 	mu     sync.Mutex
 	sent   []sent
 	edited map[string]string
+	// rows are the buttons an edit left under a message.
+	rows   map[string][][]channel.Button
 	notify chan struct{}
 }
 
@@ -30,6 +34,7 @@ type sent struct {
 	id      string
 	text    string
 	buttons [][]channel.Button
+	format  channel.Format
 	// file is an attached file's name and data (text is its caption).
 	file string
 	data []byte
@@ -40,14 +45,14 @@ func newOut(buttons, edits bool) *out {
 }
 
 func (o *out) HasButtons(string) bool { return o.buttons }
-func (o *out) SendButtons(_ string, tgt message.Target, text string, _ channel.Format, b [][]channel.Button) []string {
+func (o *out) SendButtons(_ string, tgt message.Target, text string, f channel.Format, b [][]channel.Button) []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.buttons {
 		b = nil
 	}
 	id := fmt.Sprintf("m%d", len(o.sent)+1)
-	o.sent = append(o.sent, sent{tgt: tgt, id: id, text: text, buttons: b})
+	o.sent = append(o.sent, sent{tgt: tgt, id: id, text: text, buttons: b, format: f})
 	o.notify <- struct{}{}
 	return []string{id}
 }
@@ -68,6 +73,20 @@ func (o *out) EditText(_ message.Target, id, text string) bool {
 	}
 	return o.edits
 }
+func (o *out) EditButtons(_ message.Target, id, text string, b [][]channel.Button) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.edits {
+		o.edited[id] = text
+		if o.rows == nil {
+			o.rows = map[string][][]channel.Button{}
+		}
+		o.rows[id] = b
+		o.notify <- struct{}{}
+	}
+	return o.edits
+}
+func (o *out) Fits(_, text string, _ channel.Format) bool { return o.limit == 0 || len(text) <= o.limit }
 func (o *out) last() sent {
 	o.mu.Lock()
 	defer o.mu.Unlock()
