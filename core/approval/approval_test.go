@@ -86,7 +86,9 @@ func (o *out) EditButtons(_ message.Target, id, text string, b [][]channel.Butto
 	}
 	return o.edits
 }
-func (o *out) Fits(_, text string, _ channel.Format) bool { return o.limit == 0 || len(text) <= o.limit }
+func (o *out) Fits(_, text string, _ channel.Format) bool {
+	return o.limit == 0 || len(text) <= o.limit
+}
 func (o *out) last() sent {
 	o.mu.Lock()
 	defer o.mu.Unlock()
