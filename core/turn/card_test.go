@@ -223,9 +223,9 @@ type cardApprovals struct {
 	decide chan runner.Decision
 }
 
-func (a *cardApprovals) Ask(_ context.Context, _ string, _ message.Target, _ *message.Message, _ *runner.PermissionRequest, card QuestionCard) runner.Decision {
+func (a *cardApprovals) Ask(_ context.Context, _ string, _ message.Target, _ *message.Message, _ *runner.PermissionRequest, card QuestionCard) (runner.Decision, string) {
 	a.cards <- card
-	return <-a.decide
+	return <-a.decide, ""
 }
 func (a *cardApprovals) Auto(string, *runner.PermissionRequest, runner.Rule) {}
 

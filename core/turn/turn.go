@@ -174,7 +174,10 @@ type Approvals interface {
 	// question's withdrawal or ctx). from is the message that started the
 	// turn, nil for a scheduled turn. card is the turn's card, nil when it
 	// shows none: a question asked only in the turn's own chat may go on it.
-	Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest, card QuestionCard) runner.Decision
+	// feedbackFrom, for a plan (runner.ExitPlanMode) sent back with Keep
+	// planning, is who sent it back ("<instance>:<sender id>"): their
+	// next message in the chat is the feedback on it.
+	Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest, card QuestionCard) (d runner.Decision, feedbackFrom string)
 	// Auto records a use allowed without asking by rule, one the session
 	// stored from an earlier "always".
 	Auto(key string, req *runner.PermissionRequest, rule runner.Rule)
