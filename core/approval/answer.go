@@ -3,7 +3,6 @@ package approval
 import (
 	"cmp"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/clawhost/clawhost/core/message"
@@ -38,12 +37,7 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 			return true, qu.whoMay()
 		}
 		if choice {
-			i, err := strconv.Atoi(rest)
-			if err != nil || i < 0 || i >= len(qu.choices) {
-				return true, "That answer is not one of the buttons."
-			}
-			qu.give(verdict{text: qu.choices[i], by: name, byID: m.From})
-			return true, ""
+			return true, a.press(qu, rest, name, m.From)
 		}
 		v, ok := verbs[rest]
 		// A plan is answered Approve or Keep planning; a tool use Allow,
@@ -73,7 +67,8 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 	if oldest.choices != nil {
 		// While claude waits for a choice, what the person writes is the
 		// answer.
-		oldest.give(verdict{text: oldest.pick(m.Body), by: name, byID: m.From})
+		text, picked := oldest.pick(m.Body)
+		oldest.give(verdict{text: text, picked: picked, by: name, byID: m.From})
 		return true, ""
 	}
 	if oldest.plan {

@@ -198,6 +198,10 @@ type question struct {
 	// nil for a permission question. multi: several may be picked.
 	choices []string
 	multi   bool
+	// ctext is a choice question's text; picked the options a
+	// multi-select's toggles picked so far (a.mu).
+	ctext  string
+	picked []bool
 	// plan: the question is a plan (ExitPlanMode): Approve / Keep
 	// planning, never always (plan.go).
 	plan bool
@@ -214,8 +218,9 @@ type verdict struct {
 	keep bool
 	// by is the decider's display name, byID their "<instance>:<id>".
 	by, byID string
-	// text is a choice question's answer.
-	text string
+	// text is a choice question's answer; picked a multi-select's.
+	text   string
+	picked []string
 }
 
 // New returns Approvals sending through out.

@@ -313,24 +313,40 @@ func TestChoices(t *testing.T) {
 	a.Answer(press("ann", s.buttons[1][0].ID), false)
 	<-o.notify
 	s = o.last()
-	contains(s.text, "claude asks: Which sizes?", "Reply with one or more numbers (1, 3)")
-	if s.buttons != nil {
-		t.Errorf("a several-choice question has buttons %+v", s.buttons)
+	contains(s.text, "claude asks: Which sizes?", "Press the ones you pick, then Done")
+	if len(s.buttons) != 4 || s.buttons[0][0].Label != "☐ S" || s.buttons[3][0].Label != "Done" {
+		t.Fatalf("a several-choice question's buttons %+v", s.buttons)
+	}
+	if h, reply := a.Answer(press("ann", s.buttons[3][0].ID), false); !h || !strings.Contains(reply, "Pick at least one") {
+		t.Errorf("done with nothing picked: %q", reply)
+	}
+	for _, i := range []int{1, 1, 0, 2} { // M on and off again, S, L
+		if h, reply := a.Answer(press("ann", s.buttons[i][0].ID), false); !h || reply != "" {
+			t.Fatalf("toggle %d: %q", i, reply)
+		}
+		<-o.notify
+	}
+	o.mu.Lock()
+	rows := o.rows[s.id]
+	o.mu.Unlock()
+	if len(rows) != 4 || rows[0][0].Label != "☑ S" || rows[1][0].Label != "☐ M" || rows[2][0].Label != "☑ L" {
+		t.Fatalf("toggles shown %+v", rows)
+	}
+	if h, reply := a.Answer(press("bob", s.buttons[3][0].ID), false); !h || !strings.HasPrefix(reply, "Only Ann") {
+		t.Errorf("stranger's Done: %q", reply)
 	}
 	if h, _ := a.Answer(from("ann", "/status"), false); h {
 		t.Fatal("a command was taken as the answer")
 	}
-	if h, _ := a.Answer(from("ann", "1, 3"), false); !h {
-		t.Fatal("typed numbers not taken")
-	}
+	a.Answer(press("ann", s.buttons[3][0].ID), false)
 	<-o.notify
 	if h, _ := a.Answer(from("ann", "make it quick"), false); !h {
 		t.Fatal("own words not taken")
 	}
 	got := wait(t, res)
-	var in struct{ Answers map[string]string }
+	var in struct{ Answers map[string]any }
 	_ = json.Unmarshal(got.Decision.UpdatedInput, &in)
-	if !got.Decision.Allow || in.Answers["Which color?"] != "Blue" || in.Answers["Which sizes?"] != "S, L" || in.Answers["Anything else?"] != "make it quick" {
+	if !got.Decision.Allow || in.Answers["Which color?"] != "Blue" || fmt.Sprint(in.Answers["Which sizes?"]) != "[S L]" || in.Answers["Anything else?"] != "make it quick" {
 		t.Errorf("outcome %+v answers %v", got, in.Answers)
 	}
 	if e := o.edited["m1"]; e != "❓ Which color?\n→ Blue (Ann)" {
