@@ -346,7 +346,7 @@ func TestChoices(t *testing.T) {
 	got := wait(t, res)
 	var in struct{ Answers map[string]any }
 	_ = json.Unmarshal(got.Decision.UpdatedInput, &in)
-	if !got.Decision.Allow || in.Answers["Which color?"] != "Blue" || fmt.Sprint(in.Answers["Which sizes?"]) != "[S L]" || in.Answers["Anything else?"] != "make it quick" {
+	if !got.Decision.Allow || in.Answers["Which color?"] != "Blue" || in.Answers["Which sizes?"] != "S, L" || in.Answers["Anything else?"] != "make it quick" {
 		t.Errorf("outcome %+v answers %v", got, in.Answers)
 	}
 	if e := o.edited["m1"]; e != "❓ Which color?\n→ Blue (Ann)" {

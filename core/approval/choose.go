@@ -22,8 +22,8 @@ import (
 // label or the person's own words. Who answers: the person whose message
 // started the turn, and owners (a scheduled turn's: owners only); anyone
 // else pressing is told who may. The answers go back as the tool's
-// allowed input with "answers" set (question → label, or the labels of a
-// multi-select), which claude 2.1.330 gives the model as the tool's
+// allowed input with "answers" set (question → label; a multi-select's
+// labels joined with ", "), which claude 2.1.330 gives the model as the tool's
 // result ("Your questions have been answered: …"). A question nobody
 // answers within the timeout is left unanswered, with the ones after it:
 // claude gets the answers so far and, for the rest, the annotation
@@ -115,7 +115,9 @@ func (a *Approvals) choose(ctx context.Context, q Question) Outcome {
 		}
 		switch {
 		case ok && v.picked != nil:
-			answers[cq.Question] = v.picked
+			// The form claude's own card answers a multi-select in (an
+			// array reaches the model joined with bare commas).
+			answers[cq.Question] = strings.Join(v.picked, ", ")
 			by = append(by, v.by)
 		case ok:
 			answers[cq.Question] = v.text

@@ -2,7 +2,6 @@ package approval
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +25,7 @@ func TestChoicesTyped(t *testing.T) {
 	a.Answer(from("ann", "1, 3"), false)
 	var in struct{ Answers map[string]any }
 	_ = json.Unmarshal(wait(t, res).Decision.UpdatedInput, &in)
-	if fmt.Sprint(in.Answers["Which sizes?"]) != "[S L]" {
+	if in.Answers["Which sizes?"] != "S, L" {
 		t.Fatalf("answers %v", in.Answers)
 	}
 }

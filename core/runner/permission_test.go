@@ -335,3 +335,52 @@ func anyRequest(f *anthropictest.Server, s string) bool {
 	}
 	return false
 }
+
+// TestRealAskUserQuestionShapes: the answer shapes core/approval sends
+// are ones claude 2.1.330 takes: a multi-select's labels joined with ", "
+// (as its own card answers; an array would reach the model as "S,L"), and
+// questions left unanswered (no answer, annotation unanswered =
+// "skipped"), which the model reads as not answered.
+func TestRealAskUserQuestionShapes(t *testing.T) {
+	t.Parallel()
+	e := newReal(t, nil)
+	q := map[string]any{"questions": []any{
+		map[string]any{"question": "Which sizes?", "header": "Sizes", "multiSelect": true,
+			"options": []any{map[string]any{"label": "S", "description": "small"}, map[string]any{"label": "M", "description": "medium"}, map[string]any{"label": "L", "description": "large"}}},
+		map[string]any{"question": "Which day?", "header": "Day", "multiSelect": false,
+			"options": []any{map[string]any{"label": "Mon", "description": "monday"}, map[string]any{"label": "Tue", "description": "tuesday"}}},
+	}}
+	answer := func(answers map[string]any, annotations map[string]any) func(*PermissionRequest) {
+		return func(p *PermissionRequest) {
+			var in map[string]any
+			_ = json.Unmarshal(p.Input, &in)
+			in["answers"] = answers
+			if annotations != nil {
+				in["annotations"] = annotations
+			}
+			b, _ := json.Marshal(in)
+			p.Answer(Decision{Allow: true, UpdatedInput: b})
+		}
+	}
+	e.fake.Enqueue(anthropictest.Reply{Text: "asking", ToolUse: &anthropictest.ToolUse{Name: AskUserQuestion, Input: q}}, anthropictest.Reply{Text: "noted"})
+	sid := uuid.NewString()
+	res, _ := askTurn(t, e.r, TurnRequest{SessionID: sid, NewSession: true, Prompt: "pick"},
+		answer(map[string]any{"Which sizes?": "S, L"}, map[string]any{"Which day?": map[string]any{"unanswered": "skipped"}}))
+	mustOK(t, res, "noted")
+	if !anyRequest(e.fake, `\"Which sizes?\"=\"S, L\"`) {
+		for _, r := range e.fake.Requests() {
+			b := string(r.Body)
+			if i := strings.LastIndex(b, "tool_result"); i >= 0 {
+				t.Logf("%s", b[i:min(len(b), i+600)])
+			}
+		}
+		t.Error("the model did not get the multi-select's labels")
+	}
+	e.fake.Enqueue(anthropictest.Reply{Text: "asking", ToolUse: &anthropictest.ToolUse{Name: AskUserQuestion, Input: q}}, anthropictest.Reply{Text: "going on"})
+	res, _ = askTurn(t, e.r, TurnRequest{SessionID: sid, Prompt: "pick again"},
+		answer(map[string]any{}, map[string]any{"Which sizes?": map[string]any{"unanswered": "skipped"}, "Which day?": map[string]any{"unanswered": "skipped"}}))
+	mustOK(t, res, "going on")
+	if !anyRequest(e.fake, "The user did not answer the questions.") {
+		t.Error("the model did not read that nobody answered")
+	}
+}
