@@ -183,3 +183,103 @@ func TestPlanTelegramRealClaude(t *testing.T) {
 		}
 	}
 }
+
+// TestQuestionTelegramRealClaude: claude's AskUserQuestion in a group:
+// each question with its options as buttons; another member's press is
+// refused and changes nothing; the asker's press is the answer; a
+// multi-select is toggles and Done; claude reads the answers as the
+// tool's result. A question nobody answers within approval_timeout is
+// left unanswered, claude reads that, and the turn finishes.
+func TestQuestionTelegramRealClaude(t *testing.T) {
+	t.Parallel()
+	claude := clClaudeBin(t)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	srv := telegramtest.NewServer(tgToken)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	Start(t, Host{
+		Dir: dir,
+		Agent: RealClaude(claude, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "90s",
+			"approvals": "chat", "approval_timeout": "3s"}),
+		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}, "groups": []string{"tg:-1001234500001"},
+			"group_allow_from": []string{"tg:2002", "tg:3003"}, "require_mention": false},
+		Admin:    Attrs{"listen": ""},
+		Messages: Attrs{"streaming": "off"},
+		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
+		}
+	})
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	group, bob, carol := telegramtest.Supergroup(tgGroup, "Team"), tgUser(2002, "Bob"), tgUser(3003, "Carol")
+	opts := func(ls ...string) []any {
+		var out []any
+		for _, l := range ls {
+			out = append(out, map[string]any{"label": l, "description": "option " + l})
+		}
+		return out
+	}
+	fake.Enqueue(anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "AskUserQuestion", Input: map[string]any{"questions": []any{
+		map[string]any{"question": "Which color?", "header": "Color", "multiSelect": false, "options": opts("Red", "Blue")},
+		map[string]any{"question": "Which sizes?", "header": "Sizes", "multiSelect": true, "options": opts("S", "M", "L")},
+	}}}}, anthropictest.Reply{Text: "Blue, in S and L."})
+	srv.PushText(group, bob, "pick a shirt for me")
+	color := tgWaitMessage(t, srv, tgGroup, "claude asks: Which color?", "1. Red")
+	if got := labels(color); got != "Red|Blue" {
+		t.Fatalf("buttons %q", got)
+	}
+	tgPress(t, srv, group, color, "Blue", carol)
+	refused := func() bool {
+		for _, m := range tgChat(srv, tgGroup) {
+			if strings.Contains(m.Visible, "Only Bob or an owner can answer") {
+				return true
+			}
+		}
+		for _, r := range srv.Requests("answerCallbackQuery") {
+			if strings.Contains(r.Params.Get("text"), "Only Bob or an owner can answer") {
+				return true
+			}
+		}
+		return false
+	}
+	sdktest.WaitFor(t, "Carol told she may not answer", refused)
+	if n := tgCount(srv, tgGroup, "claude asks: Which sizes?"); n != 0 {
+		t.Fatal("Carol's press answered Bob's question")
+	}
+	tgPress(t, srv, group, color, "Blue", bob)
+	sizes := tgWaitMessage(t, srv, tgGroup, "claude asks: Which sizes?")
+	if got := labels(sizes); got != "☐ S|☐ M|☐ L|Done" {
+		t.Fatalf("multi-select buttons %q", got)
+	}
+	tgPress(t, srv, group, sizes, "☐ S", bob)
+	sizes = tgWaitMessage(t, srv, tgGroup, "claude asks: Which sizes?")
+	sdktest.WaitFor(t, "S shown picked", func() bool {
+		sizes = tgWaitMessage(t, srv, tgGroup, "claude asks: Which sizes?")
+		return strings.HasPrefix(labels(sizes), "☑ S|")
+	})
+	tgPress(t, srv, group, sizes, "☐ L", bob)
+	sdktest.WaitFor(t, "L shown picked", func() bool {
+		sizes = tgWaitMessage(t, srv, tgGroup, "claude asks: Which sizes?")
+		return labels(sizes) == "☑ S|☐ M|☑ L|Done"
+	})
+	tgPress(t, srv, group, sizes, "Done", bob)
+	tgWaitMessage(t, srv, tgGroup, "Blue, in S and L.")
+	if !anyAPIRequest(fake, `\"Which color?\"=\"Blue\"`) || !anyAPIRequest(fake, `\"Which sizes?\"=\"S, L\"`) {
+		t.Error("claude did not get the answers as the tool's result")
+	}
+
+	// Nobody answers: the question is left unanswered and the turn goes on.
+	fake.Enqueue(anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "AskUserQuestion", Input: map[string]any{"questions": []any{
+		map[string]any{"question": "Which day?", "header": "Day", "multiSelect": false, "options": opts("Mon", "Tue")},
+	}}}}, anthropictest.Reply{Text: "No answer, so Monday."})
+	srv.PushText(group, bob, "and when?")
+	tgWaitMessage(t, srv, tgGroup, "claude asks: Which day?")
+	tgWaitMessage(t, srv, tgGroup, "No answer within 3 seconds")
+	tgWaitMessage(t, srv, tgGroup, "No answer, so Monday.")
+	if !anyAPIRequest(fake, "The user did not answer the questions.") {
+		t.Error("claude did not read that nobody answered")
+	}
+}
