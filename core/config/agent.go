@@ -130,7 +130,9 @@ type Agent struct {
 	// PermissionMode is passed as --permission-mode (permission_mode):
 	// acceptEdits, auto, bypassPermissions, manual, dontAsk, plan or
 	// default. Empty means "default"; it is always passed, so a defaultMode
-	// in settings claude reads never decides. For a chat bot "dontAsk" with
+	// in settings claude reads never decides. "plan" makes every turn plan
+	// first (the plan is shown with Approve / Keep planning; /plan does it
+	// for one message whatever this is). For a chat bot "dontAsk" with
 	// AllowedTools is the safe choice. bypassPermissions is refused by
 	// claude when it runs as root unless IS_SANDBOX=1 is in Env (Load
 	// warns).
