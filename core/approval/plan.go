@@ -72,13 +72,23 @@ func (qu *question) renderPlanQuestion(cfg Config, buttons, whole bool) (string,
 	if qu.forOther {
 		fmt.Fprintf(&b, "Asked in a turn of %s in %s:%s.\n", visible(qu.asker()), qu.q.Target.Instance, qu.q.Target.ChatID)
 	}
-	wait := spoken.Precise(cfg.Timeout)
+	wait, where := spoken.Precise(cfg.Timeout), qu.feedbackWhere()
 	if buttons {
-		fmt.Fprintf(&b, "Approve lets claude carry it out; Keep planning sends it back, and your next message here is the feedback. No answer in %s: claude keeps planning.", wait)
+		fmt.Fprintf(&b, "Approve lets claude carry it out; Keep planning sends it back, and your next message %s is the feedback. No answer in %s: claude keeps planning.", where, wait)
 		return b.String(), [][]channel.Button{{{ID: buttonPrefix + qu.id + ":y", Label: "Approve"}, {ID: buttonPrefix + qu.id + ":" + keepVerb, Label: "Keep planning"}}}
 	}
-	fmt.Fprintf(&b, "Reply approve to let claude carry it out, or keep planning to send it back (your next message here is then the feedback). No answer in %s: claude keeps planning.", wait)
+	fmt.Fprintf(&b, "Reply approve to let claude carry it out, or keep planning to send it back (your next message %s is then the feedback). No answer in %s: claude keeps planning.", where, wait)
 	return b.String(), nil
+}
+
+// feedbackWhere says where the feedback on a plan sent back is written:
+// the turn's chat, which is not the one asked for a question sent to an
+// owner's own chat about another person's turn.
+func (qu *question) feedbackWhere() string {
+	if qu.forOther {
+		return "in " + qu.q.Target.Instance + ":" + qu.q.Target.ChatID + " (the turn's chat)"
+	}
+	return "here"
 }
 
 // asker names who started the turn, for a question asked elsewhere.
@@ -128,7 +138,7 @@ func (qu *question) planResultLine(o Outcome, cfg Config) string {
 	case o.Decision.Allow:
 		return fmt.Sprintf("✅ Plan approved by %s: claude carries it out.", o.By)
 	case o.KeepPlanning:
-		return fmt.Sprintf("📝 %s sent the plan back: their next message here is the feedback.", o.By)
+		return fmt.Sprintf("📝 %s sent the plan back: their next message %s is the feedback.", o.By, qu.feedbackWhere())
 	}
 	return fmt.Sprintf("❌ Plan not approved (%s).", o.By)
 }

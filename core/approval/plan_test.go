@@ -164,3 +164,28 @@ func TestPlanOnTheCard(t *testing.T) {
 		t.Fatalf("%+v", out)
 	}
 }
+
+// TestPlanOfAnotherPersonsTurn: a plan of a member's turn goes to the
+// owner's own chat (approvers = "owners") and says the feedback is
+// written in the turn's chat, where the turn's session is.
+func TestPlanOfAnotherPersonsTurn(t *testing.T) {
+	t.Parallel()
+	o := newOut(true, true)
+	a := New(o, Config{OwnersOnly: true, Owners: []string{"tg:900"}, DirectChats: map[string]bool{"tg": true}}, nil, nil)
+	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: planRequest("1. x")})
+	sent := o.to("900")
+	if len(sent) != 1 || !strings.Contains(sent[0].text, "your next message in tg:42 (the turn's chat) is the feedback") || !strings.Contains(sent[0].text, "Asked in a turn of Ann (tg:ann) in tg:42") {
+		t.Fatalf("sent to the owner: %+v", sent)
+	}
+	if h, reply := a.Answer(press("ann", sent[0].buttons[0][1].ID), false); !h || reply == "" {
+		t.Fatalf("the asker answered an owners-only plan: %v %q", h, reply)
+	}
+	owner := press("900", sent[0].buttons[0][1].ID)
+	owner.ChatID, owner.From = "900", "tg:900"
+	if h, reply := a.Answer(owner, true); !h || reply != "" {
+		t.Fatalf("owner's press: %v %q", h, reply)
+	}
+	if out := wait(t, res); !out.KeepPlanning || out.ByID != "tg:900" {
+		t.Fatalf("%+v", out)
+	}
+}
