@@ -71,3 +71,22 @@ func TestPlanTurnAndFeedback(t *testing.T) {
 		t.Fatalf("a stored ExitPlanMode rule must not answer a plan: %+v auto %v asked %d", d, a.auto, len(a.asked))
 	}
 }
+
+// TestPlanByDefault: an agent whose permission_mode is "plan" plans every
+// turn, and its turns ask in the chat (so the plan can be approved) even
+// where the agent does not ask about tool use; an agent in another mode
+// does not.
+func TestPlanByDefault(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		mode       string
+		plan, asks bool
+	}{{"plan", true, true}, {"dontAsk", false, false}, {"", false, false}} {
+		f, _ := newApprovalFixture(t, Settings{Streaming: StreamOff, PermissionMode: tt.mode})
+		f.turns.Run(context.Background(), f.request("tg", "hello"))
+		r := f.agent.reqs[0]
+		if (r.PermissionMode == runner.PlanMode) != tt.plan || r.AskPermission != tt.asks {
+			t.Errorf("agent mode %q: turn mode %q, asks %v", tt.mode, r.PermissionMode, r.AskPermission)
+		}
+	}
+}
