@@ -76,7 +76,13 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 		if always {
 			return true, noAlwaysForPlans
 		}
+		if !ok && oldest.forOther {
+			return false, ""
+		}
 		if !ok {
+			// Words of their own in the turn's chat: the plan goes back,
+			// and the message runs after the turn as the feedback on it.
+			oldest.give(verdict{keep: true, by: name, byID: m.From})
 			return false, ""
 		}
 		v.by, v.byID = name, m.From

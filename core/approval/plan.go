@@ -20,6 +20,8 @@ import (
 // each plan is approved on its own. Keep planning denies the tool with a
 // message telling claude to wait for feedback; the turn (core/turn) then
 // takes the next message of the person who pressed it as that feedback.
+// A message of their own words written in the turn's chat while the plan
+// waits does both: the plan goes back, and the message is the feedback.
 // A plan too long for one message of the channel goes as the file plan.md
 // with the question under it; where no file can be sent, the whole plan
 // goes in the text, over several messages.

@@ -73,6 +73,25 @@ func TestPlanQuestion(t *testing.T) {
 	}
 }
 
+// TestPlanFeedbackWritten: words of one's own written while a plan waits
+// send it back and stay a message (they run as the feedback): the
+// answer is not handled, the outcome is Keep planning by the writer.
+func TestPlanFeedbackWritten(t *testing.T) {
+	t.Parallel()
+	o := newOut(true, true)
+	a := New(o, Config{}, nil, nil)
+	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: planRequest("1. x")})
+	if h, _ := a.Answer(from("bob", "looks wrong"), false); h {
+		t.Fatal("another member's words were taken")
+	}
+	if h, reply := a.Answer(from("ann", "use OAuth instead"), false); h || reply != "" {
+		t.Fatalf("the feedback was swallowed: %v %q", h, reply)
+	}
+	if out := wait(t, res); !out.KeepPlanning || out.ByID != "tg:ann" {
+		t.Fatalf("%+v", out)
+	}
+}
+
 // TestPlanTyped: without buttons the plan asks for a typed approve or
 // keep planning, which decide it.
 func TestPlanTyped(t *testing.T) {
