@@ -177,6 +177,20 @@ func TestPlanTelegramRealClaude(t *testing.T) {
 	if !anyAPIRequest(fake, "User has approved your plan") {
 		t.Error("claude did not read the approval")
 	}
+
+	// Feedback written while the plan waits sends it back and is the
+	// feedback.
+	var written string
+	sc.add(writePlan(t, "# Cache\n1. Step one: add a cache\n"), use("ExitPlanMode", map[string]any{}),
+		say("Waiting for your feedback on the cache plan."),
+		func(body string) anthropictest.Reply { written = body; return anthropictest.Reply{Text: "Revising the cache plan."} })
+	srv.PushText(chat, alice, "/plan add a cache")
+	tgWaitMessage(t, srv, tgAlice, "claude's plan", "Step one: add a cache")
+	srv.PushText(chat, alice, "smaller steps, please")
+	tgWaitMessage(t, srv, tgAlice, "Revising the cache plan.")
+	if !strings.Contains(written, "feedback on your plan") || !strings.Contains(written, "smaller steps, please") {
+		t.Errorf("the written feedback did not reach claude as feedback: %q", written[max(0, len(written)-2000):])
+	}
 	for _, s := range srv.Sent() {
 		if strings.Contains(labels(tgMessage{Sent: s}), "Always") {
 			t.Errorf("an Always button was offered: %+v", s)
