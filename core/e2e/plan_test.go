@@ -183,7 +183,10 @@ func TestPlanTelegramRealClaude(t *testing.T) {
 	var written string
 	sc.add(writePlan(t, "# Cache\n1. Step one: add a cache\n"), use("ExitPlanMode", map[string]any{}),
 		say("Waiting for your feedback on the cache plan."),
-		func(body string) anthropictest.Reply { written = body; return anthropictest.Reply{Text: "Revising the cache plan."} })
+		func(body string) anthropictest.Reply {
+			written = body
+			return anthropictest.Reply{Text: "Revising the cache plan."}
+		})
 	srv.PushText(chat, alice, "/plan add a cache")
 	tgWaitMessage(t, srv, tgAlice, "claude's plan", "Step one: add a cache")
 	srv.PushText(chat, alice, "smaller steps, please")
