@@ -3,7 +3,6 @@ package approval
 import (
 	"cmp"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/clawhost/clawhost/core/message"
@@ -38,15 +37,12 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 			return true, qu.whoMay()
 		}
 		if choice {
-			i, err := strconv.Atoi(rest)
-			if err != nil || i < 0 || i >= len(qu.choices) {
-				return true, "That answer is not one of the buttons."
-			}
-			qu.give(verdict{text: qu.choices[i], by: name, byID: m.From})
-			return true, ""
+			return true, a.press(qu, rest, name, m.From)
 		}
 		v, ok := verbs[rest]
-		if !ok || (v.always && len(qu.rules) == 0) {
+		// A plan is answered Approve or Keep planning; a tool use Allow,
+		// Deny or (where offered) Always.
+		if plan := rest == "y" || rest == keepVerb; !ok || qu.plan && !plan || !qu.plan && (v.keep || v.always && len(qu.rules) == 0) {
 			return true, "That answer is not one of the buttons."
 		}
 		v.by, v.byID = name, m.From
@@ -71,7 +67,26 @@ func (a *Approvals) Answer(m *message.Message, owner bool) (handled bool, reply 
 	if oldest.choices != nil {
 		// While claude waits for a choice, what the person writes is the
 		// answer.
-		oldest.give(verdict{text: oldest.pick(m.Body), by: name, byID: m.From})
+		text, picked := oldest.pick(m.Body)
+		oldest.give(verdict{text: text, picked: picked, by: name, byID: m.From})
+		return true, ""
+	}
+	if oldest.plan {
+		v, ok, always := typedPlan(m.Command())
+		if always {
+			return true, noAlwaysForPlans
+		}
+		if !ok && oldest.forOther {
+			return false, ""
+		}
+		if !ok {
+			// Words of their own in the turn's chat: the plan goes back,
+			// and the message runs after the turn as the feedback on it.
+			oldest.give(verdict{keep: true, by: name, byID: m.From})
+			return false, ""
+		}
+		v.by, v.byID = name, m.From
+		oldest.give(v)
 		return true, ""
 	}
 	v, ok := typed(m.Command())
@@ -90,7 +105,7 @@ func (qu *question) give(v verdict) {
 	}
 }
 
-var verbs = map[string]verdict{"y": {allow: true}, "n": {}, "a": {allow: true, always: true}}
+var verbs = map[string]verdict{"y": {allow: true}, "n": {}, "a": {allow: true, always: true}, keepVerb: {keep: true}}
 
 // typed reads a typed answer: yes / no / always and a few synonyms.
 func typed(text string) (verdict, bool) {

@@ -57,6 +57,12 @@ type Output interface {
 	// EditText replaces a sent message's text (its buttons go); false when
 	// the channel cannot edit.
 	EditText(tgt message.Target, id, text string) bool
+	// EditButtons replaces a sent message's text and buttons (a
+	// multi-select question's toggles); false when the channel cannot.
+	EditButtons(tgt message.Target, id, text string, buttons [][]channel.Button) bool
+	// Fits reports whether text in format is one message on the
+	// instance's channel (a plan longer than that goes as a file).
+	Fits(instance, text string, format channel.Format) bool
 }
 
 // Config is the approvals' settings.
@@ -95,9 +101,9 @@ type Question struct {
 
 // Card is a running turn's card (core/turn's QuestionCard).
 type Card interface {
-	// Ask shows text and buttons on the card at once; false when it
-	// cannot (the question is then sent as a message).
-	Ask(text string, buttons [][]channel.Button) bool
+	// Ask shows text (in format) and buttons on the card at once; false
+	// when it cannot (the question is then sent as a message).
+	Ask(text string, format channel.Format, buttons [][]channel.Button) bool
 	// Answered takes the question off the card; line is how it ended.
 	Answered(line string)
 }
@@ -105,6 +111,9 @@ type Card interface {
 // Outcome is how a question ended.
 type Outcome struct {
 	Decision runner.Decision
+	// KeepPlanning: a plan (ExitPlanMode) was sent back to claude by ByID,
+	// whose next message in the chat is the feedback on it.
+	KeepPlanning bool
 	// By is who decided: a person's name (or id), "timeout",
 	// "withdrawn", "undeliverable" or "no approver".
 	By string
@@ -189,6 +198,13 @@ type question struct {
 	// nil for a permission question. multi: several may be picked.
 	choices []string
 	multi   bool
+	// ctext is a choice question's text; picked the options a
+	// multi-select's toggles picked so far (a.mu).
+	ctext  string
+	picked []bool
+	// plan: the question is a plan (ExitPlanMode): Approve / Keep
+	// planning, never always (plan.go).
+	plan bool
 }
 
 type sentTo struct {
@@ -198,10 +214,13 @@ type sentTo struct {
 
 type verdict struct {
 	allow, always bool
+	// keep: a plan sent back (Keep planning).
+	keep bool
 	// by is the decider's display name, byID their "<instance>:<id>".
 	by, byID string
-	// text is a choice question's answer.
-	text string
+	// text is a choice question's answer; picked a multi-select's.
+	text   string
+	picked []string
 }
 
 // New returns Approvals sending through out.
@@ -277,9 +296,13 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 		return a.choose(ctx, q)
 	}
 	cfg := a.config()
-	r := renderInput(q.Request.Tool, q.Request.Input)
-	qu := &question{id: newID(), q: q, summary: cut(r.text, summaryLen, summaryLines), since: a.now(), answers: make(chan verdict, 1),
-		ownersOnly: cfg.OwnersOnly, r: r, rules: q.Request.AlwaysRules()}
+	r, rules := renderInput(q.Request.Tool, q.Request.Input), q.Request.AlwaysRules()
+	plan := isPlan(q.Request)
+	if plan {
+		r, rules = renderPlan(q.Request.Input), nil
+	}
+	qu := &question{id: newID(), q: q, summary: cut(visible(r.text), summaryLen, summaryLines), since: a.now(), answers: make(chan verdict, 1),
+		ownersOnly: cfg.OwnersOnly, r: r, rules: rules, plan: plan}
 	chats, notify := route(q, cfg)
 	if len(chats) == 0 {
 		why := "set access.owners"
@@ -305,7 +328,7 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 	onCard := q.Card != nil && !notify && len(chats) == 1 && chats[0] == q.Target && !qu.r.long && a.out.HasButtons(q.Target.Instance)
 	if onCard {
 		text, rows := qu.render(cfg, true, true)
-		onCard = q.Card.Ask(text, rows)
+		onCard = q.Card.Ask(text, qu.format(), rows)
 	}
 	for _, t := range chats {
 		if onCard {
@@ -341,11 +364,18 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 		if v.allow && v.always {
 			o.Decision.Always = qu.rules
 		}
-		if !v.allow {
+		switch {
+		case v.allow:
+		case qu.plan:
+			o.KeepPlanning, o.Decision.Message = true, keepPlanning(v.by)
+		default:
 			o.Decision.Message = "The user denied this tool use (" + v.by + ", from the chat). Do not try it another way; ask what they want instead."
 		}
 	case <-a.after(cfg.Timeout):
 		o = Outcome{Decision: runner.Decision{Message: fmt.Sprintf("Nobody answered within %s, so this tool use is denied.", spoken.Precise(cfg.Timeout))}, By: "timeout"}
+		if qu.plan {
+			o.Decision.Message = fmt.Sprintf("Nobody answered within %s, so the plan is not approved: stay in plan mode and do not start the work.", spoken.Precise(cfg.Timeout))
+		}
 	case <-q.Request.Withdrawn:
 		o = Outcome{By: "withdrawn"}
 	case <-ctx.Done():
@@ -388,6 +418,9 @@ func (a *Approvals) showOutcome(qu *question, o Outcome, cfg Config, notify bool
 // and returns the id of the message to edit once decided ("" when it
 // could not be sent).
 func (a *Approvals) send(qu *question, t message.Target, cfg Config) string {
+	if qu.plan {
+		return a.sendPlan(qu, t, cfg)
+	}
 	whole := true
 	if qu.r.long {
 		caption := fmt.Sprintf("The whole %s claude wants to run with %s (%s), for the question below.", qu.r.what, toolName(qu.q.Request.Tool), count(len(qu.r.file), "byte"))
@@ -482,6 +515,6 @@ func (a *Approvals) Decide(id string, allow bool, by, byID string) bool {
 	if qu == nil || qu.choices != nil {
 		return false
 	}
-	qu.give(verdict{allow: allow, by: by, byID: byID})
+	qu.give(verdict{allow: allow, keep: !allow && qu.plan, by: by, byID: byID})
 	return true
 }

@@ -18,10 +18,14 @@ import (
 type out struct {
 	buttons, edits bool
 	// files: the channel takes files (SendFile succeeds).
-	files  bool
+	files bool
+	// limit is the channel's message length (Fits); 0: any.
+	limit  int
 	mu     sync.Mutex
 	sent   []sent
 	edited map[string]string
+	// rows are the buttons an edit left under a message.
+	rows   map[string][][]channel.Button
 	notify chan struct{}
 }
 
@@ -30,6 +34,7 @@ type sent struct {
 	id      string
 	text    string
 	buttons [][]channel.Button
+	format  channel.Format
 	// file is an attached file's name and data (text is its caption).
 	file string
 	data []byte
@@ -40,14 +45,14 @@ func newOut(buttons, edits bool) *out {
 }
 
 func (o *out) HasButtons(string) bool { return o.buttons }
-func (o *out) SendButtons(_ string, tgt message.Target, text string, _ channel.Format, b [][]channel.Button) []string {
+func (o *out) SendButtons(_ string, tgt message.Target, text string, f channel.Format, b [][]channel.Button) []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.buttons {
 		b = nil
 	}
 	id := fmt.Sprintf("m%d", len(o.sent)+1)
-	o.sent = append(o.sent, sent{tgt: tgt, id: id, text: text, buttons: b})
+	o.sent = append(o.sent, sent{tgt: tgt, id: id, text: text, buttons: b, format: f})
 	o.notify <- struct{}{}
 	return []string{id}
 }
@@ -67,6 +72,22 @@ func (o *out) EditText(_ message.Target, id, text string) bool {
 		o.edited[id] = text
 	}
 	return o.edits
+}
+func (o *out) EditButtons(_ message.Target, id, text string, b [][]channel.Button) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.edits {
+		o.edited[id] = text
+		if o.rows == nil {
+			o.rows = map[string][][]channel.Button{}
+		}
+		o.rows[id] = b
+		o.notify <- struct{}{}
+	}
+	return o.edits
+}
+func (o *out) Fits(_, text string, _ channel.Format) bool {
+	return o.limit == 0 || len(text) <= o.limit
 }
 func (o *out) last() sent {
 	o.mu.Lock()
@@ -292,22 +313,38 @@ func TestChoices(t *testing.T) {
 	a.Answer(press("ann", s.buttons[1][0].ID), false)
 	<-o.notify
 	s = o.last()
-	contains(s.text, "claude asks: Which sizes?", "Reply with one or more numbers (1, 3)")
-	if s.buttons != nil {
-		t.Errorf("a several-choice question has buttons %+v", s.buttons)
+	contains(s.text, "claude asks: Which sizes?", "Press the ones you pick, then Done")
+	if len(s.buttons) != 4 || s.buttons[0][0].Label != "☐ S" || s.buttons[3][0].Label != "Done" {
+		t.Fatalf("a several-choice question's buttons %+v", s.buttons)
+	}
+	if h, reply := a.Answer(press("ann", s.buttons[3][0].ID), false); !h || !strings.Contains(reply, "Pick at least one") {
+		t.Errorf("done with nothing picked: %q", reply)
+	}
+	for _, i := range []int{1, 1, 0, 2} { // M on and off again, S, L
+		if h, reply := a.Answer(press("ann", s.buttons[i][0].ID), false); !h || reply != "" {
+			t.Fatalf("toggle %d: %q", i, reply)
+		}
+		<-o.notify
+	}
+	o.mu.Lock()
+	rows := o.rows[s.id]
+	o.mu.Unlock()
+	if len(rows) != 4 || rows[0][0].Label != "☑ S" || rows[1][0].Label != "☐ M" || rows[2][0].Label != "☑ L" {
+		t.Fatalf("toggles shown %+v", rows)
+	}
+	if h, reply := a.Answer(press("bob", s.buttons[3][0].ID), false); !h || !strings.HasPrefix(reply, "Only Ann") {
+		t.Errorf("stranger's Done: %q", reply)
 	}
 	if h, _ := a.Answer(from("ann", "/status"), false); h {
 		t.Fatal("a command was taken as the answer")
 	}
-	if h, _ := a.Answer(from("ann", "1, 3"), false); !h {
-		t.Fatal("typed numbers not taken")
-	}
+	a.Answer(press("ann", s.buttons[3][0].ID), false)
 	<-o.notify
 	if h, _ := a.Answer(from("ann", "make it quick"), false); !h {
 		t.Fatal("own words not taken")
 	}
 	got := wait(t, res)
-	var in struct{ Answers map[string]string }
+	var in struct{ Answers map[string]any }
 	_ = json.Unmarshal(got.Decision.UpdatedInput, &in)
 	if !got.Decision.Allow || in.Answers["Which color?"] != "Blue" || in.Answers["Which sizes?"] != "S, L" || in.Answers["Anything else?"] != "make it quick" {
 		t.Errorf("outcome %+v answers %v", got, in.Answers)

@@ -17,19 +17,20 @@ type fakeCard struct {
 	refuse   bool
 	text     string
 	buttons  [][]channel.Button
+	format   channel.Format
 	answered []string
 	asked    chan struct{}
 }
 
 func newCard() *fakeCard { return &fakeCard{asked: make(chan struct{}, 4)} }
 
-func (c *fakeCard) Ask(text string, buttons [][]channel.Button) bool {
+func (c *fakeCard) Ask(text string, f channel.Format, buttons [][]channel.Button) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.refuse {
 		return false
 	}
-	c.text, c.buttons = text, buttons
+	c.text, c.buttons, c.format = text, buttons, f
 	c.asked <- struct{}{}
 	return true
 }

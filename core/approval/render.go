@@ -359,6 +359,9 @@ func fileName(path string) string {
 // question carries the whole input (no file could be attached, or none is
 // needed).
 func (qu *question) render(cfg Config, buttons, whole bool) (string, [][]channel.Button) {
+	if qu.plan {
+		return qu.renderPlanQuestion(cfg, buttons, whole)
+	}
 	req := qu.q.Request
 	var b strings.Builder
 	fmt.Fprintf(&b, "claude wants to use %s:\n", toolName(req.Tool))
@@ -377,16 +380,7 @@ func (qu *question) render(cfg Config, buttons, whole bool) (string, [][]channel
 		fmt.Fprintf(&b, "Why it asks: %s\n", cut(visible(req.Reason), summaryLen, 2))
 	}
 	if qu.forOther {
-		who := qu.q.AskerName
-		switch {
-		case qu.q.Asker == "":
-			who = "a scheduled turn"
-		case who == "":
-			who = qu.q.Asker
-		default:
-			who += " (" + qu.q.Asker + ")"
-		}
-		fmt.Fprintf(&b, "Asked in a turn of %s in %s:%s.\n", visible(who), qu.q.Target.Instance, qu.q.Target.ChatID)
+		fmt.Fprintf(&b, "Asked in a turn of %s in %s:%s.\n", visible(qu.asker()), qu.q.Target.Instance, qu.q.Target.ChatID)
 	}
 	always := len(qu.rules) > 0
 	if buttons {
@@ -411,8 +405,19 @@ func (qu *question) render(cfg Config, buttons, whole bool) (string, [][]channel
 	return b.String(), nil
 }
 
+// format is the question's format: a plan is markdown, the rest plain.
+func (qu *question) format() channel.Format {
+	if qu.plan {
+		return channel.FormatMarkdown
+	}
+	return channel.FormatPlain
+}
+
 // resultLine replaces the question once it is decided.
 func (qu *question) resultLine(o Outcome, cfg Config) string {
+	if qu.plan {
+		return qu.planResultLine(o, cfg)
+	}
 	what := toolName(qu.q.Request.Tool) + ":\n" + qu.summary
 	switch {
 	case o.By == "withdrawn":

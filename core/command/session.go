@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 )
 
@@ -31,6 +32,13 @@ var (
 	// refused.
 	cmdCompact = &builtin{name: "compact", help: "ask claude to compact this conversation into a summary", needs: control,
 		run: func(*Handler, call) string { return "" }}
+	// /plan <text> is a turn of the session in plan mode (the gateway
+	// queues it like a message; the turn strips "/plan"); alone it is
+	// answered here.
+	cmdPlan = &builtin{name: session.PlanCommand, help: "plan first: /plan <what to do> — claude plans without changing anything, then asks you to Approve or Keep planning",
+		run: func(*Handler, call) string {
+			return "Write what claude should plan: /plan add a login page. It plans without changing anything and shows you the plan, with Approve and Keep planning."
+		}}
 	cmdList = &builtin{name: "list", help: "this chat's earlier sessions",
 		run: func(h *Handler, c call) string { return h.list(c.ctx, c.key) }}
 	cmdSwitch = &builtin{name: "switch", help: "go back to an earlier session: /switch N (from /list)", needs: control,

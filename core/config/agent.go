@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -129,7 +130,9 @@ type Agent struct {
 	// PermissionMode is passed as --permission-mode (permission_mode):
 	// acceptEdits, auto, bypassPermissions, manual, dontAsk, plan or
 	// default. Empty means "default"; it is always passed, so a defaultMode
-	// in settings claude reads never decides. For a chat bot "dontAsk" with
+	// in settings claude reads never decides. "plan" makes every turn plan
+	// first (the plan is shown with Approve / Keep planning; /plan does it
+	// for one message whatever this is). For a chat bot "dontAsk" with
 	// AllowedTools is the safe choice. bypassPermissions is refused by
 	// claude when it runs as root unless IS_SANDBOX=1 is in Env (Load
 	// warns).
@@ -395,6 +398,15 @@ func (a *Agent) check(k *checker) {
 	k.atLeast("max_warm", a.MaxWarm, 0)
 	k.size("warm_memory", a.WarmMemory)
 	k.atLeast("max_concurrent", a.MaxConcurrent, 1)
+
+	for i, tool := range a.AllowedTools {
+		if strings.EqualFold(strings.TrimSpace(tool), "ExitPlanMode") {
+			// claude would carry out every plan without showing it: each
+			// plan is approved on its own (docs/approvals-and-roles.md).
+			k.errorf(k.elemRange("allowed_tools", i, len(a.AllowedTools)), "No plan is allowed in advance",
+				"ExitPlanMode in allowed_tools would let claude carry out every plan without anyone reading it. Remove it: each plan is shown in the chat with Approve and Keep planning.")
+		}
+	}
 
 	for i, m := range a.PermissionModes {
 		switch {

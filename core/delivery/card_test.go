@@ -23,7 +23,7 @@ func TestTurnCardBecomesTheReply(t *testing.T) {
 	f.ch.desc.Capabilities.Buttons = true
 	id := f.entry()
 	dr := f.d.NewDraft("k", id, tgt, store.Live{})
-	dr.Card("⏳ Working · 5s\n⚙ Read: a_b.go", stopRow)
+	dr.Card("⏳ Working · 5s\n⚙ Read: a_b.go", channel.FormatPlain, stopRow)
 	dr.Stop()
 	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "The answer.", Format: channel.FormatMarkdown, Draft: dr, Ping: "✅ Done — took 45s."})
 	calls := f.ch.log()
@@ -51,7 +51,7 @@ func TestTurnCardUpdatesKeepStop(t *testing.T) {
 	f := newFixture(t, 100)
 	f.ch.desc.Capabilities.Buttons = true
 	dr := f.d.NewDraft("k", f.entry(), tgt, store.Live{})
-	dr.Card("⏳ Working · 5s", stopRow)
+	dr.Card("⏳ Working · 5s", channel.FormatPlain, stopRow)
 	dr.mu.Lock()
 	dr.last = dr.last.Add(-draftInterval) // the interval has passed
 	dr.mu.Unlock()
@@ -70,7 +70,7 @@ func TestTurnCardCollapses(t *testing.T) {
 	f.ch.desc.Capabilities.Buttons = true
 	id := f.entry()
 	dr := f.d.NewDraft("k", id, tgt, store.Live{})
-	dr.Card("⏳ Working · 1m 10s", stopRow)
+	dr.Card("⏳ Working · 1m 10s", channel.FormatPlain, stopRow)
 	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Draft: dr, Ping: "✅ Done — took 1m 12s."})
 	if !dr.Final("⏹ Stopped after 1m 12s.") {
 		t.Fatal("the card was not collapsed")
@@ -198,12 +198,12 @@ func TestTurnCardEditThatMayPassKeepsTheCard(t *testing.T) {
 		f.ch.desc.Capabilities.Buttons = true
 		id := f.entry()
 		dr := f.d.NewDraft("k", id, tgt, store.Live{})
-		dr.Card("⏳ Working · 5s", stopRow)
+		dr.Card("⏳ Working · 5s", channel.FormatPlain, stopRow)
 		f.ch.editErrs = []error{err}
 		dr.mu.Lock()
 		dr.last = dr.last.Add(-draftInterval) // the interval has passed
 		dr.mu.Unlock()
-		dr.Card("⏳ Working · 7s", stopRow)
+		dr.Card("⏳ Working · 7s", channel.FormatPlain, stopRow)
 		dr.Stop()
 		f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "The answer.", Format: channel.FormatMarkdown, Draft: dr})
 		calls := f.ch.log()
@@ -247,7 +247,7 @@ func TestTurnCardWithFile(t *testing.T) {
 	f.d.SetSettings(Settings{Workspace: ws, MaxMediaBytes: 1000})
 	id := f.entry()
 	dr := f.d.NewDraft("tg:direct:1", id, tgt, store.Live{})
-	dr.Card("⏳ Working · 5s", stopRow)
+	dr.Card("⏳ Working · 5s", channel.FormatPlain, stopRow)
 	dr.mu.Lock()
 	dr.last = dr.last.Add(-draftInterval) // the interval has passed
 	dr.mu.Unlock()
@@ -286,7 +286,7 @@ func TestTurnCardWithFileAfterRestart(t *testing.T) {
 	f.d.SetSettings(Settings{Workspace: ws, MaxMediaBytes: 1000})
 	id := f.entry()
 	dr := f.d.NewDraft("tg:direct:1", id, tgt, store.Live{})
-	dr.Card("⏳ Working · 5s", nil)
+	dr.Card("⏳ Working · 5s", channel.FormatPlain, nil)
 	dr.Stop()
 	text := "Here it is.\n\nQ3 report\nMEDIA:report.pdf"
 	f.d.Deliver(Reply{Key: "tg:direct:1", ID: id, Target: tgt, Format: channel.FormatMarkdown, Draft: dr, Text: text})

@@ -243,6 +243,15 @@ func (d *Dispatcher) VoiceNoteFormat(instance string) string {
 	return desc.Capabilities.VoiceNoteFormat
 }
 
+// Fits reports whether text in format is one message on the instance's
+// channel: within its length (markdown counted as rendered) and line
+// limits.
+func (d *Dispatcher) Fits(instance, text string, format channel.Format) bool {
+	sh := d.shapeOf(d.ctx, instance)
+	text, format = sh.render(text, format)
+	return sh.fitsAs(text, format)
+}
+
 // Limit is the chunk limit for an instance in UTF-16 units: the
 // configured limit capped by the channel's capability (waiting for the
 // instance to be ready); a third of a limit counted in bytes.

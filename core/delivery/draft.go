@@ -105,28 +105,32 @@ func (dr *Draft) Update(text string) {
 	dr.schedule()
 }
 
-// Card shows text (plain) with buttons under it: a turn card, before the
-// reply streams. Updates that follow keep the buttons until the final
+// Card shows text in format (plain, or markdown rendered for the
+// channel: a plan on the card) with buttons under it: a turn card, before
+// the reply streams. Updates that follow keep the buttons until the final
 // reply (TakeFirst) or Final replaces the message without them.
-func (dr *Draft) Card(text string, buttons [][]channel.Button) {
+func (dr *Draft) Card(text string, format channel.Format, buttons [][]channel.Button) {
 	dr.mu.Lock()
 	defer dr.mu.Unlock()
-	if dr.failed || strings.TrimSpace(text) == "" || !dr.shape.fits(text) {
+	text, format = dr.shape.render(text, format)
+	if dr.failed || strings.TrimSpace(text) == "" || !dr.shape.fitsAs(text, format) {
 		return
 	}
 	if !dr.d.HasButtons(dr.tgt.Instance) {
 		buttons = nil
 	}
-	dr.pending, dr.format, dr.buttons = text, channel.FormatPlain, buttons
+	dr.pending, dr.format, dr.buttons = text, format, buttons
 	dr.schedule()
 }
 
-// Fits reports whether Card can show text: one message within the
-// channel's limits, on a draft that has not failed.
-func (dr *Draft) Fits(text string) bool {
+// Fits reports whether Card can show text in format: one message within
+// the channel's limits (markdown counted as rendered), on a draft that has
+// not failed.
+func (dr *Draft) Fits(text string, format channel.Format) bool {
 	dr.mu.Lock()
 	defer dr.mu.Unlock()
-	return !dr.failed && dr.shape.fits(text)
+	text, format = dr.shape.render(text, format)
+	return !dr.failed && dr.shape.fitsAs(text, format)
 }
 
 // schedule flushes the pending text now, or after draftInterval since

@@ -256,6 +256,19 @@ func (d *Dispatcher) EditText(tgt message.Target, id, text string) bool {
 	return true
 }
 
+// EditButtons replaces a sent message's text (plain) and its buttons
+// (approval.Output: a multi-select question's toggles).
+func (d *Dispatcher) EditButtons(tgt message.Target, id, text string, buttons [][]channel.Button) bool {
+	if id == "" || !d.CanEdit(tgt.Instance) {
+		return false
+	}
+	if err := d.edit(tgt, id, text, channel.FormatPlain, buttons); err != nil {
+		d.log.Warn("edit failed", "instance", tgt.Instance, "chat", tgt.ChatID, "error", err)
+		return false
+	}
+	return true
+}
+
 // edit edits a sent message to text with buttons (none: the message has
 // none after), retrying once as plain text when the channel rejects the
 // formatting.

@@ -15,7 +15,7 @@ import (
 // asker is the turn's view of the approvals.
 type asker struct{ g *Gateway }
 
-func (k asker) Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest, card turn.QuestionCard) runner.Decision {
+func (k asker) Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest, card turn.QuestionCard) (runner.Decision, string) {
 	q := approval.Question{Key: key, Target: tgt, Request: req}
 	if card != nil {
 		q.Card = card
@@ -24,7 +24,11 @@ func (k asker) Ask(ctx context.Context, key string, tgt message.Target, from *me
 		set := k.g.settings()
 		q.Asker, q.AskerName, q.AskerOwner = from.From, from.Sender.Name, set.Access.IsOwner(from)
 	}
-	return k.g.approvals.Ask(ctx, q).Decision
+	o := k.g.approvals.Ask(ctx, q)
+	if o.KeepPlanning {
+		return o.Decision, o.ByID
+	}
+	return o.Decision, ""
 }
 
 func (k asker) Auto(key string, req *runner.PermissionRequest, rule runner.Rule) {

@@ -142,6 +142,12 @@ func (g *Gateway) route(key string, batch []arrival) {
 				g.queue.Enqueue(key, []queue.Item{head.Item})
 				return
 			}
+			if _, plan := session.SplitPlan(text); plan && inv.Builtin() && inv.Name == session.PlanCommand {
+				// "/plan text" is a turn in plan mode, in order with the
+				// session's messages.
+				g.queue.Enqueue(key, []queue.Item{head.Item})
+				return
+			}
 			g.command(head, inv)
 			return
 		} else if command.IsAbortTrigger(text) && control {

@@ -54,6 +54,12 @@
 // claude`, then /login. Without either claude answers "Not logged in · Please run /login";
 // the turn's Error.Detail then says which directory has no credentials and both fixes.
 //
+// Plans (permission.go): any turn may ask for --permission-mode plan (TurnRequest.PermissionMode
+// = PlanMode, /plan). claude 2.1.330 writes its plan under CLAUDE_CONFIG_DIR/plans and asks to
+// leave plan mode with ExitPlanMode, whose input is that file's text. Allowed, claude goes on
+// in the same process out of plan mode; such a process is never reused (proc.planExited): a
+// later turn asking for plan mode would find claude not planning (TestRealPlanMode).
+//
 // Sandbox (sandbox.go): with Config.Sandbox = SandboxAuto and bubblewrap installed, claude
 // runs in a sandbox that grants, not hides: its root is an empty tmpfs of its own and only
 // what is listed is mounted into it (bwrapArgs per start; the recycled sandbox's start,

@@ -64,6 +64,20 @@ type PermissionRequest struct {
 // tool's result (TestRealAskUserQuestion).
 const AskUserQuestion = "AskUserQuestion"
 
+// ExitPlanMode is claude's tool for leaving plan mode: it asks to go on
+// with its plan. claude 2.1.330 keeps the plan in a file of its own
+// (<config dir>/plans/<slug>.md, which the plan mode's system prompt
+// names) and asks with input {"plan": <the file's text>, "planFilePath":
+// <path>} — {} when no plan file was written (TestRealPlanMode). Allowed,
+// the tool's result is "User has approved exiting plan mode. You can now
+// proceed." and the turn goes on in the mode the process had before plan
+// mode (default); denied, the message is the tool's error and claude stays
+// in plan mode.
+const ExitPlanMode = "ExitPlanMode"
+
+// PlanMode is the --permission-mode of a turn that plans first.
+const PlanMode = "plan"
+
 // Decision answers a PermissionRequest.
 type Decision struct {
 	Allow bool
@@ -212,6 +226,11 @@ func (x *reading) answer(p *proc, ans permissionAnswer, now time.Time) time.Dura
 		return 0
 	}
 	var resp map[string]any
+	if ans.d.Allow && x.asking.open[ans.id] != nil && x.asking.open[ans.id].Tool == ExitPlanMode {
+		// claude leaves plan mode: this process no longer runs in the
+		// mode it was started with.
+		p.planExited.Store(true)
+	}
 	switch {
 	case ans.d.Allow:
 		resp = map[string]any{"behavior": "allow", "updatedInput": input}

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -254,5 +256,131 @@ func TestRealImageBlocks(t *testing.T) {
 	at, text := strings.Index(body, block), strings.Index(body, `{"text":"what is this?`)
 	if at < 0 || text < at {
 		t.Fatalf("image block at %d, text at %d: %.2000s", at, text, body[max(0, len(body)-2000):])
+	}
+}
+
+// TestRealPlanMode: in plan mode claude writes its plan to the file its
+// system prompt names and asks to leave plan mode with the file's text as
+// ExitPlanMode's input; allowed, the model reads the approval and the
+// turn goes on out of plan mode. The process that left plan mode is not
+// reused for the next plan-mode turn (claude would not be planning in
+// it): that turn starts claude again, in plan mode, where a denial keeps
+// it planning and the model reads the denial's message.
+func TestRealPlanMode(t *testing.T) {
+	t.Parallel()
+	e := newReal(t, func(c *Config) { c.PermissionModes = []string{"default"} })
+	planPath := regexp.MustCompile(`create your plan at (\S+?\.md)|A plan file already exists at (\S+?\.md)`)
+	var mu sync.Mutex
+	script := map[int]func(body string) anthropictest.Reply{}
+	step := 0
+	e.fake.SetResponder(func(r *anthropictest.Request) anthropictest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		step++
+		if f := script[step]; f != nil {
+			return f(string(r.Body))
+		}
+		return anthropictest.Reply{Text: "ok"}
+	})
+	writePlan := func(text string) func(string) anthropictest.Reply {
+		return func(body string) anthropictest.Reply {
+			m := planPath.FindStringSubmatch(body)
+			if m == nil {
+				return anthropictest.Reply{Text: "no plan file named"}
+			}
+			return anthropictest.Reply{Text: "planning", ToolUse: &anthropictest.ToolUse{Name: "Write", Input: map[string]any{"file_path": m[1] + m[2], "content": text}}}
+		}
+	}
+	exit := func(string) anthropictest.Reply {
+		return anthropictest.Reply{Text: "done planning", ToolUse: &anthropictest.ToolUse{Name: ExitPlanMode, Input: map[string]any{}}}
+	}
+	script[1], script[2] = writePlan("# The plan\n1. one\n2. two\n"), exit
+	sid := uuid.NewString()
+	res, asked := askTurn(t, e.r, TurnRequest{Key: "k", SessionID: sid, NewSession: true, Prompt: "plan it", PermissionMode: PlanMode}, func(p *PermissionRequest) {
+		p.Answer(Decision{Allow: true})
+	})
+	mustOK(t, res, "ok")
+	if len(asked) != 1 || asked[0].Tool != ExitPlanMode {
+		t.Fatalf("asked %+v", asked)
+	}
+	var in struct{ Plan, PlanFilePath string }
+	if err := json.Unmarshal(asked[0].Input, &in); err != nil || in.Plan != "# The plan\n1. one\n2. two\n" || !strings.HasSuffix(in.PlanFilePath, ".md") {
+		t.Fatalf("ExitPlanMode input %s", asked[0].Input)
+	}
+	if !anyRequest(e.fake, "User has approved your plan") {
+		t.Fatal("the model did not read the approval")
+	}
+
+	mu.Lock()
+	script[4], script[5] = writePlan("# Plan two\n"), exit
+	mu.Unlock()
+	res, asked = askTurn(t, e.r, TurnRequest{Key: "k", SessionID: sid, Prompt: "plan again", PermissionMode: PlanMode}, func(p *PermissionRequest) {
+		p.Answer(Decision{Message: "Keep planning: feedback follows."})
+	})
+	mustOK(t, res, "ok")
+	if !res.NewProcess || len(asked) != 1 || asked[0].Tool != ExitPlanMode {
+		t.Fatalf("new process %v, asked %+v: the process that left plan mode must not plan again", res.NewProcess, asked)
+	}
+	if !anyRequest(e.fake, "Keep planning: feedback follows.") || anyRequest(e.fake, "You are not in plan mode") {
+		t.Fatal("the model did not read the denial in plan mode")
+	}
+}
+
+// anyRequest reports whether a request to the fake carried s.
+func anyRequest(f *anthropictest.Server, s string) bool {
+	for _, r := range f.Requests() {
+		if strings.Contains(string(r.Body), s) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRealAskUserQuestionShapes: the answer shapes core/approval sends
+// are ones claude 2.1.330 takes: a multi-select's labels joined with ", "
+// (as its own card answers; an array would reach the model as "S,L"), and
+// questions left unanswered (no answer, annotation unanswered =
+// "skipped"), which the model reads as not answered.
+func TestRealAskUserQuestionShapes(t *testing.T) {
+	t.Parallel()
+	e := newReal(t, nil)
+	q := map[string]any{"questions": []any{
+		map[string]any{"question": "Which sizes?", "header": "Sizes", "multiSelect": true,
+			"options": []any{map[string]any{"label": "S", "description": "small"}, map[string]any{"label": "M", "description": "medium"}, map[string]any{"label": "L", "description": "large"}}},
+		map[string]any{"question": "Which day?", "header": "Day", "multiSelect": false,
+			"options": []any{map[string]any{"label": "Mon", "description": "monday"}, map[string]any{"label": "Tue", "description": "tuesday"}}},
+	}}
+	answer := func(answers map[string]any, annotations map[string]any) func(*PermissionRequest) {
+		return func(p *PermissionRequest) {
+			var in map[string]any
+			_ = json.Unmarshal(p.Input, &in)
+			in["answers"] = answers
+			if annotations != nil {
+				in["annotations"] = annotations
+			}
+			b, _ := json.Marshal(in)
+			p.Answer(Decision{Allow: true, UpdatedInput: b})
+		}
+	}
+	e.fake.Enqueue(anthropictest.Reply{Text: "asking", ToolUse: &anthropictest.ToolUse{Name: AskUserQuestion, Input: q}}, anthropictest.Reply{Text: "noted"})
+	sid := uuid.NewString()
+	res, _ := askTurn(t, e.r, TurnRequest{SessionID: sid, NewSession: true, Prompt: "pick"},
+		answer(map[string]any{"Which sizes?": "S, L"}, map[string]any{"Which day?": map[string]any{"unanswered": "skipped"}}))
+	mustOK(t, res, "noted")
+	if !anyRequest(e.fake, `\"Which sizes?\"=\"S, L\"`) {
+		for _, r := range e.fake.Requests() {
+			b := string(r.Body)
+			if i := strings.LastIndex(b, "tool_result"); i >= 0 {
+				t.Logf("%s", b[i:min(len(b), i+600)])
+			}
+		}
+		t.Error("the model did not get the multi-select's labels")
+	}
+	e.fake.Enqueue(anthropictest.Reply{Text: "asking", ToolUse: &anthropictest.ToolUse{Name: AskUserQuestion, Input: q}}, anthropictest.Reply{Text: "going on"})
+	res, _ = askTurn(t, e.r, TurnRequest{SessionID: sid, Prompt: "pick again"},
+		answer(map[string]any{}, map[string]any{"Which sizes?": map[string]any{"unanswered": "skipped"}, "Which day?": map[string]any{"unanswered": "skipped"}}))
+	mustOK(t, res, "going on")
+	if !anyRequest(e.fake, "The user did not answer the questions.") {
+		t.Error("the model did not read that nobody answered")
 	}
 }

@@ -62,7 +62,7 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 		if old := r.procs[req.Key]; old != nil {
 			if old.isDead() {
 				w.Start = StartDied
-			} else if old.cfg == r.profile(req.Agent) && old.sessionID == req.SessionID && old.extra == extra && old.model == req.Model && old.effort == req.Effort && old.mode == req.PermissionMode && old.mcp == req.MCPConfig && old.ask == req.AskPermission && old.media == req.MediaDir && old.dir == req.Dir {
+			} else if !old.planExited.Load() && old.cfg == r.profile(req.Agent) && old.sessionID == req.SessionID && old.extra == extra && old.model == req.Model && old.effort == req.Effort && old.mode == req.PermissionMode && old.mcp == req.MCPConfig && old.ask == req.AskPermission && old.media == req.MediaDir && old.dir == req.Dir {
 				old.busy = true
 				old.lastUsed = r.clock.Now()
 				if old.idle != nil {

@@ -30,23 +30,26 @@ type proc struct {
 	cfg                   *Config // its agent's configuration (Runner.profile)
 	dir                   string  // the directory it works in, when not cfg.Workspace (TurnRequest.Dir)
 	key, sessionID, extra string
-	model, effort, mode   string     // the per-session --model, --effort and --permission-mode it was started with
-	mcp                   string     // the per-session --mcp-config it was started with
-	media                 string     // the media directory its sandbox shows
-	ask                   bool       // started with --permission-prompt-tool stdio
-	wmu                   sync.Mutex // one write to stdin at a time (prompt, steered message, control response)
-	pid                   int        // run.PID(), for the logs
-	run                   process    // the started process: signal, wait, release
-	stdin                 io.WriteCloser
-	stdinOnce             sync.Once
-	msgs                  chan line
-	exited                chan struct{} // closed after Wait and the stdout reader ended
-	exitCode              int
-	stdoutBytes           int
-	stderr                *tailBuffer
-	tmpdir                string
-	spawned               time.Time
-	startup               atomic.Int64 // spawned → first stdout line, in ns; 0 until then
+	model, effort, mode   string // the per-session --model, --effort and --permission-mode it was started with
+	mcp                   string // the per-session --mcp-config it was started with
+	media                 string // the media directory its sandbox shows
+	ask                   bool   // started with --permission-prompt-tool stdio
+	// planExited: a plan was approved (ExitPlanMode allowed), so claude
+	// left the plan mode it was started in; never reused (exchange.go).
+	planExited  atomic.Bool
+	wmu         sync.Mutex // one write to stdin at a time (prompt, steered message, control response)
+	pid         int        // run.PID(), for the logs
+	run         process    // the started process: signal, wait, release
+	stdin       io.WriteCloser
+	stdinOnce   sync.Once
+	msgs        chan line
+	exited      chan struct{} // closed after Wait and the stdout reader ended
+	exitCode    int
+	stdoutBytes int
+	stderr      *tailBuffer
+	tmpdir      string
+	spawned     time.Time
+	startup     atomic.Int64 // spawned → first stdout line, in ns; 0 until then
 
 	// guarded by Runner.mu
 	busy     bool

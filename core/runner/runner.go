@@ -335,7 +335,8 @@ type TurnRequest struct {
 	Effort string
 	// PermissionMode, when set, is passed as --permission-mode instead of
 	// Config.PermissionMode (a chat's /mode); it must be one of
-	// Config.PermissionModes.
+	// Config.PermissionModes, or PlanMode, which any turn may ask for
+	// (/plan: it only narrows what claude may do).
 	PermissionMode string
 	// MCPConfig, when set, is one more --mcp-config (JSON) for this
 	// session's process (the host's own tools, bound to its chat), and
@@ -405,7 +406,7 @@ func (r *Runner) Run(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if req.Dir != "" && (!filepath.IsAbs(req.Dir) || !strings.HasPrefix(filepath.Clean(req.Dir), prof.Workspace+string(filepath.Separator))) {
 		return nil, fmt.Errorf("run turn: directory %q is not inside the agent's workspace %s", req.Dir, prof.Workspace)
 	}
-	if req.PermissionMode != "" && !slices.Contains(prof.PermissionModes, req.PermissionMode) {
+	if req.PermissionMode != "" && req.PermissionMode != PlanMode && !slices.Contains(prof.PermissionModes, req.PermissionMode) {
 		return nil, fmt.Errorf("run turn: permission mode %q is not in agent.permission_modes", req.PermissionMode)
 	}
 	if req.Key == "" {

@@ -67,6 +67,10 @@ type Meta struct {
 	// EventSeq numbers them.
 	Events   []Event `json:"events,omitempty"`
 	EventSeq int64   `json:"event_seq,omitempty"`
+	// PlanFeedback, when set, is a plan claude was asked to keep working
+	// on (Keep planning): the next message of the person who sent it back
+	// is the feedback on it (plan.go).
+	PlanFeedback *PlanFeedback `json:"plan_feedback,omitempty"`
 }
 
 // Event is one change claude is told of in its next prompt.

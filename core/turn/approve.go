@@ -39,6 +39,9 @@ func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) 
 	s.alwaysMu.Lock()
 	rules := slices.Clone(s.always)
 	s.alwaysMu.Unlock()
+	if p.Tool == runner.ExitPlanMode {
+		rules = nil // each plan is approved on its own: no rule covers one
+	}
 	for _, stored := range rules {
 		if r := runner.ParseRule(stored); r.Allows(p) {
 			a.Auto(s.key, p, r)
@@ -55,7 +58,13 @@ func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) 
 		defer s.card.asking("")
 		card = s.card
 	}
-	d := a.Ask(ctx, s.key, s.tgt, s.asker, p, card)
+	d, feedbackFrom := a.Ask(ctx, s.key, s.tgt, s.asker, p, card)
+	if p.Tool == runner.ExitPlanMode {
+		d.Always = nil
+	}
+	if feedbackFrom != "" {
+		s.t.keepPlanning(ctx, s.key, s.id, feedbackFrom)
+	}
 	if d.Allow && len(d.Always) > 0 {
 		s.alwaysMu.Lock()
 		for _, r := range d.Always {

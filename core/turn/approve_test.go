@@ -20,14 +20,19 @@ type fakeApprovals struct {
 	asked []string // the commands asked about
 	from  []*message.Message
 	auto  []string // the rules that allowed a use
+	// keep: a plan is sent back (Keep planning) by the asker.
+	keep bool
 }
 
-func (a *fakeApprovals) Ask(_ context.Context, _ string, _ message.Target, from *message.Message, req *runner.PermissionRequest, _ QuestionCard) runner.Decision {
+func (a *fakeApprovals) Ask(_ context.Context, _ string, _ message.Target, from *message.Message, req *runner.PermissionRequest, _ QuestionCard) (runner.Decision, string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, command(req))
 	a.from = append(a.from, from)
-	return runner.Decision{Allow: true, Always: req.AlwaysRules()}
+	if req.Tool == runner.ExitPlanMode && a.keep {
+		return runner.Decision{Message: "keep planning"}, from.From
+	}
+	return runner.Decision{Allow: true, Always: req.AlwaysRules()}, ""
 }
 
 func (a *fakeApprovals) Auto(_ string, _ *runner.PermissionRequest, rule runner.Rule) {

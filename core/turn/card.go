@@ -50,9 +50,10 @@ type card struct {
 	waiting   string   // a tool use waiting for approval
 	question  string   // an approval question the card carries (Ask)
 	qbuttons  [][]channel.Button
-	poke      chan struct{} // show the card now (a question came or went)
-	answering bool          // the answer streams: the draft shows it
-	shown     bool          // the card was shown
+	qformat   channel.Format // the question's format (a plan: markdown)
+	poke      chan struct{}  // show the card now (a question came or went)
+	answering bool           // the answer streams: the draft shows it
+	shown     bool           // the card was shown
 	done      chan struct{}
 	wg        sync.WaitGroup
 }
@@ -110,7 +111,7 @@ func (c *card) run() {
 			// comes after this card, never before it.
 			last, c.shown = text, true
 			rows := append(append([][]channel.Button(nil), c.qbuttons...), []channel.Button{{ID: StopButton, Label: "⏹ Stop"}})
-			c.draft.Card(text, rows)
+			c.draft.Card(text, c.format(), rows)
 		}
 		c.mu.Unlock()
 		select {
@@ -178,7 +179,7 @@ func (c *card) asking(tool string) {
 
 // Ask puts an approval question on the card (QuestionCard): its text in
 // place of the steps, its buttons above Stop, shown now.
-func (c *card) Ask(text string, buttons [][]channel.Button) bool {
+func (c *card) Ask(text string, format channel.Format, buttons [][]channel.Button) bool {
 	c.mu.Lock()
 	select {
 	case <-c.done:
@@ -186,11 +187,11 @@ func (c *card) Ask(text string, buttons [][]channel.Button) bool {
 		return false
 	default:
 	}
-	if c.answering || !c.draft.Fits(text) {
+	if c.answering || !c.draft.Fits(text, format) {
 		c.mu.Unlock()
 		return false
 	}
-	c.question, c.qbuttons = text, buttons
+	c.question, c.qbuttons, c.qformat = text, buttons, format
 	c.mu.Unlock()
 	c.show()
 	return true
@@ -202,12 +203,22 @@ func (c *card) Answered(line string) {
 	first, _, _ := strings.Cut(line, "\n")
 	first = strings.TrimSuffix(strings.TrimSpace(first), ":")
 	c.mu.Lock()
-	c.question, c.qbuttons, c.waiting = "", nil, ""
+	c.question, c.qbuttons, c.qformat, c.waiting = "", nil, "", ""
 	c.mu.Unlock()
 	if first != "" {
 		c.step(first)
 	}
 	c.show()
+}
+
+// format is the format of the card's text (c.mu held): a question's
+// (markdown for a plan; the card's own lines read the same in markdown),
+// else plain.
+func (c *card) format() channel.Format {
+	if c.question != "" && c.qformat != "" {
+		return c.qformat
+	}
+	return channel.FormatPlain
 }
 
 // show has the card shown at once rather than at its next tick.

@@ -25,7 +25,7 @@ type cardDraft struct {
 
 func newCardDraft() *cardDraft { return &cardDraft{shown: make(chan string, 16)} }
 
-func (d *cardDraft) Card(text string, buttons [][]channel.Button) {
+func (d *cardDraft) Card(text string, _ channel.Format, buttons [][]channel.Button) {
 	var ids []string
 	for _, r := range buttons {
 		for _, b := range r {
@@ -43,9 +43,9 @@ func (d *cardDraft) Update(text string) {
 	defer d.mu.Unlock()
 	d.updates = append(d.updates, text)
 }
-func (d *cardDraft) Stop()              {}
-func (d *cardDraft) Interrupted(string) {}
-func (d *cardDraft) Fits(string) bool   { return true }
+func (d *cardDraft) Stop()                            {}
+func (d *cardDraft) Interrupted(string)               {}
+func (d *cardDraft) Fits(string, channel.Format) bool { return true }
 func (d *cardDraft) MessageID() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -223,9 +223,9 @@ type cardApprovals struct {
 	decide chan runner.Decision
 }
 
-func (a *cardApprovals) Ask(_ context.Context, _ string, _ message.Target, _ *message.Message, _ *runner.PermissionRequest, card QuestionCard) runner.Decision {
+func (a *cardApprovals) Ask(_ context.Context, _ string, _ message.Target, _ *message.Message, _ *runner.PermissionRequest, card QuestionCard) (runner.Decision, string) {
 	a.cards <- card
-	return <-a.decide
+	return <-a.decide, ""
 }
 func (a *cardApprovals) Auto(string, *runner.PermissionRequest, runner.Rule) {}
 
@@ -256,7 +256,7 @@ func TestApprovalOnTheCard(t *testing.T) {
 			return
 		}
 		rows := [][]channel.Button{{{ID: "ap:1:y", Label: "Allow"}, {ID: "ap:1:n", Label: "Deny"}}}
-		if !card.Ask("claude wants to use Bash:\n$ go test ./...\nAllow it?", rows) {
+		if !card.Ask("claude wants to use Bash:\n$ go test ./...\nAllow it?", channel.FormatPlain, rows) {
 			t.Error("the card refused the question")
 		}
 		if got, want := d.next(t), "⏸ Waiting for approval · 0s\nclaude wants to use Bash:\n$ go test ./...\nAllow it?\n2 messages wait behind this one. | ap:1:y,ap:1:n,/stop"; got != want {

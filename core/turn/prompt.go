@@ -51,6 +51,10 @@ func (t *Turns) envelopeOf(set Settings, m *message.Message, previous time.Time)
 		}); q != "" {
 			body += "\n\n" + q
 		}
+	} else if rest, ok := session.SplitPlan(m.Command()); ok {
+		// "/plan text": the turn runs in plan mode; the agent gets the
+		// text.
+		body = rest
 	} else if _, _, rest, ok := session.SplitDirective(m.Command()); ok {
 		// "/model opus explain this": the gateway applied the directive;
 		// the agent gets the text.

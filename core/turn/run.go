@@ -217,6 +217,9 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		return Outcome{Deliver: true, Target: last.Target(), Format: channel.FormatPlain, Text: "Nothing to compact yet: this conversation has no history."}
 	}
 	prompt, system := t.prompt(ctx, set, req, sess, msgs, fresh)
+	if meta := t.meta().Of(sess); meta.FeedbackOf(req.Entries[0].ID, last.From) && last.Scheduled == "" {
+		prompt = feedbackLabel(last) + "\n\n" + prompt
+	}
 	if compact {
 		// claude's own /compact: it summarizes the conversation and goes
 		// on from the summary (the hooks' system prompt stays, so the

@@ -301,6 +301,9 @@ func (t *Turns) usageUpdate(key string, entry int64, sess store.Session, res run
 func (t *Turns) updateMeta(key string, raw []byte, res runner.Result, m *message.Message, entry, carried int64) []byte {
 	meta, _ := t.meta().Decode(key, raw)
 	meta.CarryEvents(entry, carried)
+	if (res.Err == nil || res.Usage.OutputTokens > 0) && meta.FeedbackOf(entry, m.From) {
+		meta.PlanFeedback = nil // this turn carried the feedback to claude
+	}
 	meta.Instance, meta.Channel, meta.ChatType, meta.ChatID, meta.ThreadID = m.Instance, m.Channel, string(m.ChatType), m.ChatID, m.ThreadID
 	if m.ChatTitle != "" {
 		meta.Title = m.ChatTitle

@@ -45,6 +45,9 @@ type streamer struct {
 	// message that started the turn (nil: a scheduled turn).
 	typing *typing
 	asker  *message.Message
+	// asks: the session asks about tool use (Turns.asks); a plan-mode
+	// turn that does not asks only about plans and claude's questions.
+	asks bool
 	// always are the session's always-allowed rules (runner.Rule strings):
 	// those at the start and those granted during the turn.
 	alwaysMu sync.Mutex
@@ -138,8 +141,14 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, skey sessionkey.Key,
 	if m.Scheduled == "" {
 		s.asker = m
 	}
+	pmode := t.permissionMode(set, ov)
+	s.asks = t.asks(set, ov)
+	ask := s.asks
+	if plan, _ := t.planning(set, ov, meta, id, m); plan {
+		pmode, ask = runner.PlanMode, ask || t.opts.Approvals != nil
+	}
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system,
-		Agent: skey.Agent, Dir: dir, Model: model, Effort: string(ov.Effort), PermissionMode: t.permissionMode(set, ov), MCPConfig: mcp, Tools: tools, MediaDir: skey.Dir(), AskPermission: t.asks(set, ov), Images: images})
+		Agent: skey.Agent, Dir: dir, Model: model, Effort: string(ov.Effort), PermissionMode: pmode, MCPConfig: mcp, Tools: tools, MediaDir: skey.Dir(), AskPermission: ask, Images: images})
 	if err != nil {
 		s.stopLive()
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, s.out
@@ -218,6 +227,12 @@ func (s *streamer) event(e runner.Event, res *runner.Result) {
 	case runner.EventPermission:
 		if s.t.opts.Approvals == nil {
 			e.Permission.Answer(runner.Decision{Message: "This gateway has no way to ask the user."})
+			return
+		}
+		if !s.asks && !asksOnly(e.Permission) {
+			// Asked only because the turn plans: what it asks about is
+			// denied as without approvals.
+			e.Permission.Answer(runner.Decision{Message: "This tool use needs approval, which this chat does not ask for; it is denied."})
 			return
 		}
 		// What was written before the question is shown before it.

@@ -78,12 +78,13 @@ const HeartbeatJob = "heartbeat"
 type Draft interface {
 	// Update shows the whole streamed text so far.
 	Update(text string)
-	// Card shows a turn card (plain text) with buttons under it, until
-	// the reply streams or ends the turn (core/delivery Draft.Card).
-	Card(text string, buttons [][]channel.Button)
-	// Fits reports whether Card can show text (one message within the
-	// channel's limits, on a draft that has not failed).
-	Fits(text string) bool
+	// Card shows a turn card (text in format: plain, or markdown rendered
+	// for the channel) with buttons under it, until the reply streams or
+	// ends the turn (core/delivery Draft.Card).
+	Card(text string, format channel.Format, buttons [][]channel.Button)
+	// Fits reports whether Card can show text in format (one message
+	// within the channel's limits, on a draft that has not failed).
+	Fits(text string, format channel.Format) bool
 	// Final replaces the message, when there is one the reply did not
 	// take over, with text and no buttons; it reports whether it did.
 	Final(text string) bool
@@ -174,7 +175,10 @@ type Approvals interface {
 	// question's withdrawal or ctx). from is the message that started the
 	// turn, nil for a scheduled turn. card is the turn's card, nil when it
 	// shows none: a question asked only in the turn's own chat may go on it.
-	Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest, card QuestionCard) runner.Decision
+	// feedbackFrom, for a plan (runner.ExitPlanMode) sent back with Keep
+	// planning, is who sent it back ("<instance>:<sender id>"): their
+	// next message in the chat is the feedback on it.
+	Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest, card QuestionCard) (d runner.Decision, feedbackFrom string)
 	// Auto records a use allowed without asking by rule, one the session
 	// stored from an earlier "always".
 	Auto(key string, req *runner.PermissionRequest, rule runner.Rule)
@@ -185,10 +189,11 @@ type Approvals interface {
 // own chat, its text and buttons go on the card, beside Stop, instead of
 // in a message of their own.
 type QuestionCard interface {
-	// Ask shows text and buttons on the card at once; false when the card
-	// cannot carry them (the answer already streams in it, or the turn
+	// Ask shows text (in format: a plan is markdown) and buttons on the
+	// card at once; false when the card cannot carry them (the answer
+	// already streams in it, it does not fit one message, or the turn
 	// ended): the question is then sent as a message.
-	Ask(text string, buttons [][]channel.Button) bool
+	Ask(text string, format channel.Format, buttons [][]channel.Button) bool
 	// Answered takes the question off the card; line is how it ended
 	// ("✅ Allowed by Alice. Bash:\n…"), whose first line the card keeps as
 	// a step.

@@ -125,14 +125,14 @@ func (o *fakeOutput) NewDraft(_ string, _ int64, _ message.Target, prev store.Li
 // nopDraft shows nothing.
 type nopDraft struct{}
 
-func (nopDraft) Update(string)                   {}
-func (nopDraft) Stop()                           {}
-func (nopDraft) TakeFirst(string) (string, bool) { return "", false }
-func (nopDraft) MessageID() string               { return "" }
-func (nopDraft) Interrupted(string)              {}
-func (nopDraft) Fits(string) bool                { return false }
-func (nopDraft) Card(string, [][]channel.Button) {}
-func (nopDraft) Final(string) bool               { return false }
+func (nopDraft) Update(string)                                   {}
+func (nopDraft) Stop()                                           {}
+func (nopDraft) TakeFirst(string) (string, bool)                 { return "", false }
+func (nopDraft) MessageID() string                               { return "" }
+func (nopDraft) Interrupted(string)                              {}
+func (nopDraft) Fits(string, channel.Format) bool                { return false }
+func (nopDraft) Card(string, channel.Format, [][]channel.Button) {}
+func (nopDraft) Final(string) bool                               { return false }
 
 type fakeChannels struct{}
 
