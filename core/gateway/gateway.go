@@ -138,6 +138,9 @@ type Settings struct {
 	// TranscriptDirs are claude's config directories, where /export looks
 	// for a session's transcript (projects/*/<id>.jsonl).
 	TranscriptDirs []string
+	// OwnerClaudeDirs are, by agent id, where the owner's own claude keeps
+	// its sessions (agent.owner_claude_dir): /continue, /desktop.
+	OwnerClaudeDirs map[string]string
 }
 
 // Options configure a Gateway.
