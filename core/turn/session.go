@@ -36,6 +36,7 @@ func (t *Turns) Switch(ctx context.Context, key string, n int) (session.PastSess
 			chosen = m.Past[n-1]
 			m.PushPast(*s)
 			m.DropPast(chosen.ID)
+			m.Name = chosen.Name
 			return nil
 		}); err != nil {
 			return err
