@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -109,4 +110,32 @@ func chownLike(path, ref string) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		_ = os.Lchown(path, int(st.Uid), int(st.Gid))
 	}
+}
+
+// ResumeCommand is the one shell command that opens session id in a
+// terminal: claude --resume in the workspace, with CLAUDE_CONFIG_DIR set
+// to configDir unless it is defaultDir (the ~/.claude claude uses
+// without it).
+func ResumeCommand(workspace, configDir, defaultDir, id string) string {
+	env := ""
+	if filepath.Clean(configDir) != filepath.Clean(defaultDir) {
+		env = "CLAUDE_CONFIG_DIR=" + shellQuote(configDir) + " "
+	}
+	return "cd " + shellQuote(workspace) + " && " + env + "claude --resume " + id
+}
+
+// shellQuote is s as one word of a POSIX shell: as it is when it holds
+// only characters no shell treats specially, else in single quotes.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, c := range s {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("/._-+=:,@%", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -215,3 +215,18 @@ func TestRename(t *testing.T) {
 		t.Fatal("an id of another form renamed")
 	}
 }
+
+// TestResumeCommand: CLAUDE_CONFIG_DIR only when it is not the default;
+// paths a shell would split or expand are quoted.
+func TestResumeCommand(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ ws, dir, want string }{
+		{"/home/ann/proj", "/home/ann/.claude", "cd /home/ann/proj && claude --resume " + id1},
+		{"/home/ann/my proj", "/srv/ann-claude", "cd '/home/ann/my proj' && CLAUDE_CONFIG_DIR=/srv/ann-claude claude --resume " + id1},
+		{"/w/it's $HOME", "/home/ann/.claude/", `cd '/w/it'\''s $HOME' && claude --resume ` + id1},
+	} {
+		if got := ResumeCommand(tc.ws, tc.dir, "/home/ann/.claude", id1); got != tc.want {
+			t.Errorf("%q\nwant %q", got, tc.want)
+		}
+	}
+}
