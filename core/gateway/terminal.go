@@ -160,9 +160,6 @@ func (t terminal) Desktop(ctx context.Context, k sessionkey.Key, m *message.Mess
 	if err != nil {
 		return "", err
 	}
-	if t.g.queue.Running(key) {
-		return "", errors.New("a turn is running; ask again once it has answered")
-	}
 	dir, _, err := t.chatDir(k, owner)
 	if err != nil {
 		return "", err
@@ -176,6 +173,10 @@ func (t terminal) Desktop(ctx context.Context, k sessionkey.Key, m *message.Mess
 	if err != nil {
 		return "", err
 	}
+	// Whole lines only: a turn running now may be writing the last one.
+	// What it adds later extends what is handed back now, so the next
+	// /desktop hands the rest.
+	data = data[:bytes.LastIndexByte(data, '\n')+1]
 	dst := filepath.Join(ownersession.ProjectDir(owner, ws), id+".jsonl")
 	changed, err := ownersession.HandBack(data, dst)
 	if err != nil {
@@ -183,7 +184,11 @@ func (t terminal) Desktop(ctx context.Context, k sessionkey.Key, m *message.Mess
 		return "", err
 	}
 	t.audit(ctx, m, id, "handed back", fmt.Sprintf("%s to %s (written: %s)", found[0], dst, strconv.FormatBool(changed)))
-	return ownersession.ResumeCommand(ws, owner, defaultClaudeDir(), id), nil
+	cmd := ownersession.ResumeCommand(ws, owner, defaultClaudeDir(), id)
+	if t.g.queue.Running(key) {
+		cmd += "\n(A turn is running: what it adds is handed back by the next /desktop.)"
+	}
+	return cmd, nil
 }
 
 // defaultClaudeDir is the ~/.claude of clawhost's user: the directory
