@@ -62,6 +62,7 @@
 //	GET  /usage.json?since=RFC3339
 //	                       the usage ledger's rows (404 without Reports)
 //	GET  /audit.json?since=RFC3339&kind=K
+//	GET  /sessions.json                   the stored sessions (clawhost sessions)
 //	                       the audit trail, newest first (404 without Reports)
 //
 // A plugin that needs attention is shown with what it reported: its message
@@ -459,7 +460,8 @@ type Options struct {
 	Metrics http.Handler
 	// Pairing serves /pairing and /pairing/approve; nil answers 404.
 	Pairing Pairing
-	// Reports serves /usage.json and /audit.json; nil answers 404.
+	// Reports serves /usage.json, /audit.json and /sessions.json; nil
+	// answers 404.
 	Reports Reports
 	// Reloader serves POST /reload; nil answers 404.
 	Reloader Reloader

@@ -53,6 +53,7 @@ func (h *handler) routes() http.Handler {
 	mux.HandleFunc("POST /plugins/{instance}/retry", h.retry)
 	mux.HandleFunc("GET /usage.json", h.usageJSON)
 	mux.HandleFunc("GET /audit.json", h.auditJSON)
+	mux.HandleFunc("GET /sessions.json", h.sessionsJSON)
 	mux.HandleFunc("POST /reload", h.reload)
 	mux.HandleFunc("POST /approvals/{id}/{verb}", h.decideApproval)
 	mux.HandleFunc("POST /sessions/stop", h.stopSession)

@@ -35,7 +35,8 @@ func TestContinueTerminalSession(t *testing.T) {
 				}
 			}
 		},
-		agent: Attrs{"owner_claude_dir": "./owner-claude"},
+		agent:  Attrs{"owner_claude_dir": "./owner-claude"},
+		status: true, // clawhost sessions reads the running host through it
 	})
 	// The terminal: the real CLI in the workspace, as the owner runs it.
 	bin := filepath.Join(h.dir, "path")
@@ -181,5 +182,24 @@ func TestContinueTerminalSession(t *testing.T) {
 	}
 	if now, _ := os.ReadFile(deployFile); !bytes.Equal(now, ahead) {
 		t.Error("/desktop overwrote a terminal file that had gone on")
+	}
+	// clawhost sessions: the chat's session with the same command, from
+	// the database of the running host and of the stopped one.
+	for _, state := range []string{"running", "stopped"} {
+		if state == "stopped" {
+			h.stop()
+		}
+		cmd := Command(t, h.cfgPath)
+		cmd.Args = []string{cmd.Path, "sessions", "-config", h.cfgPath} // its own flags follow it
+		out, err := cmd.CombinedOutput()
+		line := ""
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "agent:main:lo:direct:u1 ") {
+				line = l
+			}
+		}
+		if err != nil || !strings.Contains(line, "diverged") || !strings.HasSuffix(line, "cd "+ws+" && CLAUDE_CONFIG_DIR="+ownerDir+" claude --resume "+deployID) {
+			t.Errorf("clawhost sessions, host %s: %v\n%s", state, err, out)
+		}
 	}
 }

@@ -516,6 +516,14 @@ func keyOf(log hclog.Logger, s string) sessionkey.Key {
 	return k
 }
 
+// SessionAgent is the agent of the session stored under key, for readers
+// of the store outside the pipeline (`clawhost sessions`); ok false when
+// key is no session's.
+func SessionAgent(key string) (agent string, ok bool) {
+	k, err := sessionkey.Parse(key)
+	return k.Agent, err == nil
+}
+
 // AgentRouter resolves the agent that serves a chat (config.Bindings).
 type AgentRouter = agents.Bindings
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/usage"
 	"github.com/hashicorp/go-hclog"
@@ -95,4 +96,29 @@ func TurnUsage(r admin.UsageRecord) store.TurnUsage {
 	return store.TurnUsage{At: r.At, Agent: r.Agent, Instance: r.Instance, ChatID: r.ChatID, Sender: r.Sender, Model: r.Model,
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CacheReadTokens: r.CacheReadTokens, CacheCreationTokens: r.CacheCreationTokens,
 		CostUSD: r.CostUSD, Estimate: r.Estimate, Duration: time.Duration(r.DurationMS) * time.Millisecond, Outcome: r.Outcome}
+}
+
+// Sessions are the stored sessions with a claude session, the most
+// recently used first, as /sessions.json serves them.
+func (r Reports) Sessions(ctx context.Context) ([]admin.SessionRow, error) {
+	rows, err := r.DB.RecentSessions(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	return SessionRows(rows), nil
+}
+
+// SessionRows are the sessions of rows that have a claude session, as
+// admin rows (their /name decoded from the chat metadata).
+func SessionRows(rows []store.Session) []admin.SessionRow {
+	var out []admin.SessionRow
+	cache := session.NewCache(0)
+	for _, s := range rows {
+		if s.ClaudeSessionID == "" {
+			continue
+		}
+		meta, _ := cache.Decode(s.Key, s.Chat)
+		out = append(out, admin.SessionRow{Key: s.Key, ClaudeSessionID: s.ClaudeSessionID, Turns: s.Turns, Last: s.LastMessageAt, Name: meta.Name})
+	}
+	return out
 }
