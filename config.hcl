@@ -17,6 +17,8 @@ agent {
   command   = "claude"       # the Claude Code CLI (npm install -g @anthropic-ai/claude-code)
   workspace = "./workspace"  # cwd of every claude run
   # media_keep = "30d"       # inbound attachments (workspace/media/<chat>/) are deleted after this; "0s" keeps them
+  # owner_claude_dir = "~/.claude"  # where your own terminal claude keeps its sessions: owners
+  #                                 # /continue them in their chat, /desktop hands back (docs/continue.md)
   timeout   = "10m"          # per turn
   # args            = []      # extra CLI flags
   # The bot logs in to Claude on its own, not with your login: either

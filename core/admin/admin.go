@@ -64,6 +64,7 @@
 //	GET  /usage.json?since=RFC3339
 //	                       the usage ledger's rows (404 without Reports)
 //	GET  /audit.json?since=RFC3339&kind=K
+//	GET  /sessions.json                   the stored sessions (clawhost sessions)
 //	                       the audit trail, newest first (404 without Reports)
 //	GET  /usage/daily.json?by=person|chat|agent&days=N&person=&chat=&agent=
 //	GET  /usage/daily.csv  the usage charts' numbers: cost and turns per day
@@ -141,7 +142,8 @@ type Options struct {
 	Metrics http.Handler
 	// Pairing serves /pairing and /pairing/approve; nil answers 404.
 	Pairing Pairing
-	// Reports serves /usage.json and /audit.json; nil answers 404.
+	// Reports serves /usage.json, /audit.json and /sessions.json; nil
+	// answers 404.
 	Reports Reports
 	// Reloader serves POST /reload; nil answers 404.
 	Reloader Reloader

@@ -63,6 +63,7 @@ func (h *handler) routes() http.Handler {
 	mux.HandleFunc("GET /audit/search.json", h.auditSearch)
 	mux.HandleFunc("GET /assets/{name}", serveAsset)
 	mux.HandleFunc("GET /sessions/export", h.exportSession)
+	mux.HandleFunc("GET /sessions.json", h.sessionsJSON)
 	mux.HandleFunc("POST /reload", h.reload)
 	mux.HandleFunc("POST /approvals/{id}/{verb}", h.decideApproval)
 	mux.HandleFunc("POST /sessions/stop", h.stopSession)

@@ -43,6 +43,8 @@ func (l *ledgerReports) Audit(_ context.Context, since time.Time, kind string) (
 	return out, nil
 }
 
+func (l *ledgerReports) Sessions(context.Context) ([]SessionRow, error) { return nil, nil }
+
 // historyNow is the injected clock of the history tests: the 20th, in
 // a zone 5 hours east of UTC.
 var (

@@ -16,6 +16,20 @@ type Reports interface {
 	// Audit returns the trail's rows since then (zero: all), newest
 	// first; kind "" is every kind.
 	Audit(ctx context.Context, since time.Time, kind string) ([]AuditEntry, error)
+	// Sessions returns the stored sessions (`clawhost sessions`), the
+	// most recently used first.
+	Sessions(ctx context.Context) ([]SessionRow, error)
+}
+
+// SessionRow is one chat's stored session (store.Session), the parts
+// `clawhost sessions` shows.
+type SessionRow struct {
+	Key             string    `json:"key"`
+	ClaudeSessionID string    `json:"claude_session"`
+	Turns           int64     `json:"turns"`
+	Last            time.Time `json:"last"`
+	// Name is the session's /name ("" none).
+	Name string `json:"name,omitempty"`
 }
 
 // UsageRecord is one row of the usage ledger (store.TurnUsage).
@@ -89,6 +103,24 @@ func (h *handler) auditJSON(w http.ResponseWriter, r *http.Request) {
 	}
 	if rows == nil {
 		rows = []AuditEntry{}
+	}
+	writeJSON(w, http.StatusOK, rows)
+}
+
+// sessionsJSON serves GET /sessions.json: the stored sessions.
+func (h *handler) sessionsJSON(w http.ResponseWriter, r *http.Request) {
+	if h.reports == nil {
+		writeJSON(w, http.StatusNotFound, errorBody{"sessions are not available"})
+		return
+	}
+	rows, err := h.reports.Sessions(r.Context())
+	if err != nil {
+		h.log.Error("read the sessions", "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{"reading the sessions failed"})
+		return
+	}
+	if rows == nil {
+		rows = []SessionRow{}
 	}
 	writeJSON(w, http.StatusOK, rows)
 }

@@ -208,6 +208,14 @@ func commandTable() []command {
 				"refusals and warnings, senders over access.rate, configuration reloads. Rows are kept for\n" +
 				"audit { keep } (default 90d). -kind keeps one kind; -json prints them for machines. Exit 0, 1\n" +
 				"when the database cannot be read, 2 on bad usage.", nil, auditCommand},
+		{"sessions", "[-config FILE] [-since 7d] [-json]", "each chat's claude session, with the command that opens it in a terminal",
+			"Reads the sessions from the database, whether clawhost is running or not: per chat its\n" +
+				"/name or claude's title, turns, last use, whether agent.owner_claude_dir holds the chat's\n" +
+				"latest transcript (\"up to date\"; \"no\" or \"behind\": /desktop in the chat copies it;\n" +
+				"\"diverged\": the terminal went on with it too), and the command /desktop answers:\n" +
+				"cd WORKSPACE && [CLAUDE_CONFIG_DIR=DIR] claude --resume ID. Nothing is written. -since keeps\n" +
+				"the sessions used that recently; -json prints them for machines. Exit 0, 1 when the\n" +
+				"database cannot be read, 2 on bad usage. docs/continue.md.", nil, sessionsCommand},
 	}, setupCommands()...), []command{
 		{"version", "", "print the version, commit, build date and the store schema versions this binary knows", "", runVersion, nil},
 		{"help", "[COMMAND]", "print the commands and flags, or one command's usage", "", runHelp, nil},

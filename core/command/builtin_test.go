@@ -3,7 +3,9 @@ package command
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +30,9 @@ type fakeSessions struct {
 	dropped       int
 	model, effort string
 	mode, queue   string
+	// names are the names /name gave, switched the numbers /switch chose.
+	names    []string
+	switched []int
 }
 
 // tk is the session the tests' commands run in.
@@ -38,14 +43,32 @@ func (f *fakeSessions) Overrides(context.Context, string) (session.Overrides, er
 }
 
 func (f *fakeSessions) Past(context.Context, string) ([]session.PastSession, error) {
-	return []session.PastSession{{ID: "0123456789", Started: time.Unix(1_800_000_000, 0).UTC(), Last: time.Unix(1_800_003_600, 0).UTC(), Turns: 4}}, nil
+	return []session.PastSession{
+		{ID: "0123456789", Started: time.Unix(1_800_000_000, 0).UTC(), Last: time.Unix(1_800_003_600, 0).UTC(), Turns: 4},
+		{ID: "abcdef0123", Started: time.Unix(1_799_000_000, 0).UTC(), Last: time.Unix(1_799_003_600, 0).UTC(), Turns: 2, Name: "parser fix", Title: "Fixing the parser"},
+		{ID: "fedcba9876", Started: time.Unix(1_798_000_000, 0).UTC(), Last: time.Unix(1_798_003_600, 0).UTC(), Turns: 1, Title: "Deploy staging"},
+	}, nil
 }
 
 func (f *fakeSessions) Switch(_ context.Context, _ string, n int) (session.PastSession, error) {
-	if n != 1 {
-		return session.PastSession{}, errors.New("there is no earlier session 2 (/list shows 1)")
+	if n < 1 || n > 3 {
+		return session.PastSession{}, fmt.Errorf("there is no earlier session %d (/list shows 3)", n)
 	}
+	f.switched = append(f.switched, n)
 	return session.PastSession{ID: "0123456789", Started: time.Unix(1_800_000_000, 0).UTC(), Turns: 4}, nil
+}
+
+func (f *fakeSessions) Current(context.Context, string) (session.PastSession, bool, error) {
+	name := ""
+	if len(f.names) > 0 {
+		name = f.names[len(f.names)-1]
+	}
+	return session.PastSession{ID: "99999999aa", Started: time.Unix(1_800_010_000, 0).UTC(), Last: time.Unix(1_800_010_600, 0).UTC(), Turns: 3, Name: name, Title: "Now"}, true, nil
+}
+
+func (f *fakeSessions) Name(_ context.Context, _ string, name string) error {
+	f.names = append(f.names, name)
+	return nil
 }
 
 // SetOverride stores through session.Overrides.Set, as the gateway does:
@@ -509,20 +532,49 @@ func TestScheduleCommand(t *testing.T) {
 	}
 }
 
+// TestListAndSwitch: /list shows the current and earlier sessions with
+// their names, claude's titles, dates and turns; /switch takes a number,
+// a name or the start of a name or title; /name names the current one.
 func TestListAndSwitch(t *testing.T) {
 	t.Parallel()
-	h, _, _, _ := newHandler(t)
-	if got := answer(t, h, "/list", false); !strings.Contains(got, "1. started 2027-01-15 08:00, last 2027-01-15 09:00, 4 turns (01234567)") {
-		t.Errorf("/list: %q", got)
+	h, s, _, _ := newHandler(t)
+	got := answer(t, h, "/list", false)
+	for _, want := range []string{
+		"This session: Now, started 2027-01-15 10:46, last 2027-01-15 10:56, 3 turns (99999999)",
+		"1. started 2027-01-15 08:00, last 2027-01-15 09:00, 4 turns (01234567)",
+		`2. "parser fix" (Fixing the parser), started`,
+		"3. Deploy staging, started",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("/list lacks %q:\n%s", want, got)
+		}
 	}
 	if got := answer(t, h, "/switch 1", false); got != "Switched to the session started 2027-01-15 08:00 (4 turns); the conversation goes on from there." {
 		t.Errorf("/switch 1: %q", got)
 	}
-	if got := answer(t, h, "/switch 2", false); !strings.HasPrefix(got, "Not switched: there is no earlier session 2") {
-		t.Errorf("/switch 2: %q", got)
+	if got := answer(t, h, "/switch 4", false); !strings.HasPrefix(got, "Not switched: there is no earlier session 4") {
+		t.Errorf("/switch 4: %q", got)
 	}
-	if got := answer(t, h, "/switch x", false); !strings.HasPrefix(got, "Usage") {
+	for _, arg := range []string{"Parser Fix", "parser", "fixing", "deploy"} {
+		answer(t, h, "/switch "+arg, false)
+	}
+	if !slices.Equal(s.switched, []int{1, 2, 2, 2, 3}) {
+		t.Errorf("/switch by name chose %v, want [1 2 2 2 3]", s.switched)
+	}
+	if got := answer(t, h, "/switch x", false); !strings.HasPrefix(got, "Not switched: no earlier session is named") {
 		t.Errorf("/switch x: %q", got)
+	}
+	if got := answer(t, h, "/name   the  big refactor ", false); got != `This session is now named "the big refactor".` {
+		t.Errorf("/name: %q", got)
+	}
+	if got := answer(t, h, "/list", false); !strings.Contains(got, `This session: "the big refactor" (Now), started`) {
+		t.Errorf("/list after /name: %q", got)
+	}
+	if got := answer(t, h, "/name", false); !strings.HasPrefix(got, "Usage: /name") || len(s.names) != 1 {
+		t.Errorf("bare /name: %q (%v)", got, s.names)
+	}
+	if got := answer(t, h, "/name "+strings.Repeat("x", 81), false); !strings.Contains(got, "at most 80") {
+		t.Errorf("a long /name: %q", got)
 	}
 }
 

@@ -35,6 +35,9 @@ const (
 	control
 	// owner: the sender must be an owner (Role.Owner).
 	owner
+	// ownersChat: the sender must be an owner, in a chat nobody but
+	// owners reach (Role.NotOwnersChat).
+	ownersChat
 )
 
 // call is one invocation of a built-in.
@@ -50,7 +53,7 @@ type call struct {
 // builtins are the built-in commands, in /help order.
 var builtins = []*builtin{
 	cmdNew, cmdReset, cmdStatus, cmdHelp, cmdCommands, cmdStop, cmdResume, cmdWhoami, cmdApprove, cmdDeny, cmdRevoke,
-	cmdVerbose, cmdModel, cmdEffort, cmdMode, cmdQueue, cmdAgent, cmdWorktree, cmdCompact, cmdPlan, cmdList, cmdSwitch, cmdSchedule, cmdUsage, cmdExport,
+	cmdVerbose, cmdModel, cmdEffort, cmdMode, cmdQueue, cmdAgent, cmdWorktree, cmdCompact, cmdPlan, cmdList, cmdSwitch, cmdName, cmdContinue, cmdDesktop, cmdSchedule, cmdUsage, cmdExport,
 }
 
 // Builtins are the specs of the built-in commands, in /help order.
@@ -68,7 +71,7 @@ var builtinByName = func() map[string]*builtin {
 func specs(list []*builtin) []Spec {
 	out := make([]Spec, len(list))
 	for i, b := range list {
-		out[i] = Spec{Name: b.name, Help: b.help, OwnerOnly: b.needs == owner, Aliases: b.aliases}
+		out[i] = Spec{Name: b.name, Help: b.help, OwnerOnly: b.needs == owner || b.needs == ownersChat, Aliases: b.aliases}
 	}
 	return out
 }
@@ -91,6 +94,10 @@ func (h *Handler) answer(ctx context.Context, key sessionkey.Key, m *message.Mes
 	if b.needs == control && !who.Control {
 		h.auditCommand(ctx, m, inv, "refused", "only who controls the session")
 		return "In this group only an owner can use /" + inv.Name + "."
+	}
+	if b.needs == ownersChat && who.NotOwnersChat != nil {
+		h.auditCommand(ctx, m, inv, "refused", who.NotOwnersChat.Error())
+		return "Not in this chat: " + who.NotOwnersChat.Error() + "."
 	}
 	if b.needs != anyone {
 		h.auditCommand(ctx, m, inv, "allowed", "")

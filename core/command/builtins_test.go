@@ -22,7 +22,7 @@ func TestBuiltinTable(t *testing.T) {
 		{"new", control}, {"reset", control}, {"status", anyone}, {"help", anyone}, {"commands", anyone},
 		{"stop", control}, {"resume", owner}, {"whoami", anyone}, {"approve", owner}, {"deny", owner}, {"revoke", owner}, {"verbose", anyone},
 		{"model", control}, {"effort", control}, {"mode", control}, {"queue", control}, {"agent", control}, {"worktree", control}, {"compact", control},
-		{"plan", anyone}, {"list", anyone}, {"switch", control}, {"schedule", owner}, {"usage", anyone}, {"export", anyone},
+		{"plan", anyone}, {"list", anyone}, {"switch", control}, {"name", control}, {"continue", ownersChat}, {"desktop", ownersChat}, {"schedule", owner}, {"usage", anyone}, {"export", anyone},
 	}
 	if len(builtins) != len(want) || len(Builtins) != len(want) || len(builtinByName) != len(want) {
 		t.Fatalf("%d built-ins (%d specs, %d names), want %d", len(builtins), len(Builtins), len(builtinByName), len(want))
@@ -32,7 +32,7 @@ func TestBuiltinTable(t *testing.T) {
 		if b.name != w.name || b.needs != w.needs || b.help == "" || b.run == nil {
 			t.Errorf("built-in %d: %q needs %d (help %q), want %q needs %d", i, b.name, b.needs, b.help, w.name, w.needs)
 		}
-		if s := Builtins[i]; s.Name != b.name || s.Help != b.help || s.OwnerOnly != (b.needs == owner) || !s.Builtin() {
+		if s := Builtins[i]; s.Name != b.name || s.Help != b.help || s.OwnerOnly != (b.needs == owner || b.needs == ownersChat) || !s.Builtin() {
 			t.Errorf("spec %d: %+v", i, s)
 		}
 	}
@@ -52,7 +52,7 @@ func TestRolesAreEnforced(t *testing.T) {
 		}
 		got := h.Answer(context.Background(), sessionkey.Key{Agent: "main", Chat: "tg:group:-5"}, m, inv, Role{})
 		switch b.needs {
-		case owner:
+		case owner, ownersChat:
 			if got != "Only an owner can use /"+b.name+"." {
 				t.Errorf("/%s by a member: %q", b.name, got)
 			}

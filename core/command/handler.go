@@ -35,6 +35,11 @@ type Sessions interface {
 	Past(ctx context.Context, key string) ([]session.PastSession, error)
 	// Switch makes the n-th earlier session current (1 = newest).
 	Switch(ctx context.Context, key string, n int) (session.PastSession, error)
+	// Current is the chat's current session (ok false: none yet), with
+	// its name and claude's title.
+	Current(ctx context.Context, key string) (cur session.PastSession, ok bool, err error)
+	// Name names the current session (/name; "" clears the name).
+	Name(ctx context.Context, key string, name string) error
 	// SetOverride stores one of them (session.Overrides.Set: an unknown
 	// name or a value outside a closed set is an error); the next turn
 	// applies it (the warm claude process restarts with --resume for all
@@ -120,6 +125,9 @@ type Handler struct {
 	OnApproved func(ctx context.Context, entry string)
 	// Exporter, when not nil, serves /export.
 	Exporter Exporter
+	// Terminal, when not nil, serves /continue and /desktop: the owner's
+	// own claude sessions.
+	Terminal Terminal
 	// Location, when not nil, is the zone of /usage's days
 	// (messages.timezone); nil: local time.
 	Location func() *time.Location
@@ -153,6 +161,10 @@ type Role struct {
 	// Member: the sender is one of access.members (access.Policy.IsMember);
 	// command plugins are told (command.Request.SenderIsMember).
 	Member bool
+	// NotOwnersChat is why the chat is not one only owners reach
+	// (access.Policy.OwnersOnlyChat); nil when it is. /continue and
+	// /desktop are refused with it.
+	NotOwnersChat error
 }
 
 // Message is one message a command answers with: a built-in's answer, or

@@ -65,21 +65,45 @@ func stopText(aborted bool, dropped int) string {
 	return "Nothing is running."
 }
 
-// list answers /list: the chat's current and earlier sessions.
+// list answers /list: the chat's current and earlier sessions, each with
+// its name (/name), claude's own title, its dates and turns.
 func (h *Handler) list(ctx context.Context, key sessionkey.Key) string {
 	past, err := h.Sessions.Past(ctx, key.String())
 	if err != nil {
 		return "The sessions could not be read; try again."
 	}
-	if len(past) == 0 {
-		return "No earlier sessions in this chat (/new starts one and keeps this one here)."
+	cur, ok, err := h.Sessions.Current(ctx, key.String())
+	if err != nil {
+		return "The sessions could not be read; try again."
 	}
 	var b strings.Builder
-	b.WriteString("Earlier sessions (/switch N goes back to one; this one is kept):\n")
+	if ok {
+		fmt.Fprintf(&b, "This session: %s\n", h.sessionLine(cur))
+	}
+	if len(past) == 0 {
+		b.WriteString("No earlier sessions in this chat (/new starts one and keeps this one here).")
+		return b.String()
+	}
+	b.WriteString("Earlier sessions (/switch N or /switch NAME goes back to one; this one is kept):\n")
 	for i, p := range past {
-		fmt.Fprintf(&b, "%d. started %s, last %s, %d turns (%s)\n", i+1, p.Started.Format("2006-01-02 15:04"), p.Last.Format("2006-01-02 15:04"), p.Turns, shortID(p.ID))
+		fmt.Fprintf(&b, "%d. %s\n", i+1, h.sessionLine(p))
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// sessionLine is one session of /list: its name and claude's title, when
+// it started and was last used, its turns and short id.
+func (h *Handler) sessionLine(p session.PastSession) string {
+	var label string
+	switch {
+	case p.Name != "" && p.Title != "" && p.Title != p.Name:
+		label = fmt.Sprintf("%q (%s), ", p.Name, p.Title)
+	case p.Name != "":
+		label = fmt.Sprintf("%q, ", p.Name)
+	case p.Title != "":
+		label = p.Title + ", "
+	}
+	return fmt.Sprintf("%sstarted %s, last %s, %d turns (%s)", label, p.Started.Format("2006-01-02 15:04"), p.Last.Format("2006-01-02 15:04"), p.Turns, shortID(p.ID))
 }
 
 func shortID(id string) string {
@@ -89,15 +113,49 @@ func shortID(id string) string {
 	return id
 }
 
-// switchTo answers /switch N.
+// switchTo answers /switch N or /switch NAME (a session's /name, or the
+// start of it or of claude's title, case ignored).
 func (h *Handler) switchTo(ctx context.Context, key sessionkey.Key, arg string) string {
 	n, err := strconv.Atoi(arg)
+	if err != nil && arg != "" {
+		n, err = h.pastByName(ctx, key, arg)
+		if err != nil {
+			return "Not switched: " + err.Error() + "."
+		}
+	}
 	if err != nil {
-		return "Usage: /switch N, with N from /list."
+		return "Usage: /switch N or /switch NAME, from /list."
 	}
 	p, err := h.Sessions.Switch(ctx, key.String(), n)
 	if err != nil {
 		return "Not switched: " + err.Error() + "."
 	}
 	return fmt.Sprintf("Switched to the session started %s (%d turns); the conversation goes on from there.", p.Started.Format("2006-01-02 15:04"), p.Turns)
+}
+
+// pastByName is the number in /list of the earlier session name names: the
+// one whose name is name, else the only one whose name or title starts
+// with it.
+func (h *Handler) pastByName(ctx context.Context, key sessionkey.Key, name string) (int, error) {
+	past, err := h.Sessions.Past(ctx, key.String())
+	if err != nil {
+		return 0, err
+	}
+	low := strings.ToLower(name)
+	var hits []int
+	for i, p := range past {
+		if strings.EqualFold(p.Name, name) {
+			return i + 1, nil
+		}
+		if p.Name != "" && strings.HasPrefix(strings.ToLower(p.Name), low) || p.Title != "" && strings.HasPrefix(strings.ToLower(p.Title), low) {
+			hits = append(hits, i+1)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return 0, fmt.Errorf("no earlier session is named %q (/list shows them)", name)
+	case 1:
+		return hits[0], nil
+	}
+	return 0, fmt.Errorf("%d earlier sessions match %q: use its number from /list", len(hits), name)
 }

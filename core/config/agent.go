@@ -103,6 +103,15 @@ type Agent struct {
 	// file.
 	Workspace string `hcl:"workspace,optional"`
 
+	// OwnerClaudeDir is where the owner's own Claude Code keeps its
+	// sessions (owner_claude_dir): the CLAUDE_CONFIG_DIR of the person who
+	// runs claude in a terminal in this agent's workspace. /continue lists
+	// its sessions of the workspace for an owner's chat, /desktop hands the
+	// chat's session back into it (docs/continue.md). Default "~/.claude"
+	// of the user clawhost runs as; a leading "~/" is that user's home, a
+	// relative path is resolved against the directory of the config file.
+	OwnerClaudeDir string `hcl:"owner_claude_dir,optional"`
+
 	// MediaKeep is how long inbound attachments are kept (media_keep):
 	// files under <workspace>/media older than this (by modification time)
 	// are deleted, checked at start and hourly, with the session

@@ -112,6 +112,12 @@ func (a *Agent) Attribute(name string) *hcl.Attribute {
 // resolveAgentPaths makes an agent's relative paths relative to c.dir.
 func (c *Config) resolveAgentPaths(a *Agent) {
 	a.Workspace = c.resolve(a.Workspace)
+	if rest, ok := strings.CutPrefix(a.OwnerClaudeDir, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			a.OwnerClaudeDir = filepath.Join(home, rest)
+		}
+	}
+	a.OwnerClaudeDir = c.resolve(a.OwnerClaudeDir)
 	a.SystemPromptFile = c.resolve(a.SystemPromptFile)
 	if strings.ContainsRune(a.Command, '/') || strings.ContainsRune(a.Command, filepath.Separator) {
 		a.Command = c.resolve(a.Command)

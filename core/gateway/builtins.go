@@ -6,11 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/delivery"
+	"github.com/clawhost/clawhost/core/export"
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/ownersession"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
@@ -22,7 +26,9 @@ import (
 // rendered per its format as a reply is, with its files and buttons.
 func (g *Gateway) command(a arrival, inv command.Invocation) {
 	set := g.settings()
-	who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message), Member: set.Access.IsMember(&a.Message)}
+	who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message), Member: set.Access.IsMember(&a.Message),
+		// No channel lists a group's members (nil): groups are refused.
+		NotOwnersChat: set.Access.OwnersOnlyChat(&a.Message, nil)}
 	msgs := g.handler.Messages(g.ctx, a.key, &a.Message, inv, who)
 	switch {
 	case len(msgs) == 0:
@@ -107,7 +113,49 @@ func (s sessions) Past(ctx context.Context, key string) ([]session.PastSession, 
 	if err != nil {
 		return nil, err
 	}
-	return s.g.meta.Of(sess).Past, nil
+	past := slices.Clone(s.g.meta.Of(sess).Past) // the cache's is shared
+	for i := range past {
+		past[i].Title = s.g.claudeTitle(past[i].ID)
+	}
+	return past, nil
+}
+
+// Current is the chat's current session, with its name and claude's title.
+func (s sessions) Current(ctx context.Context, key string) (session.PastSession, bool, error) {
+	sess, err := s.g.store.Session(ctx, key)
+	if errors.Is(err, store.ErrNotFound) || err == nil && sess.ClaudeSessionID == "" {
+		return session.PastSession{}, false, nil
+	}
+	if err != nil {
+		return session.PastSession{}, false, err
+	}
+	return session.PastSession{ID: sess.ClaudeSessionID, Started: sess.CreatedAt, Last: sess.LastMessageAt, Turns: sess.Turns,
+		Name: s.g.meta.Of(sess).Name, Title: s.g.claudeTitle(sess.ClaudeSessionID)}, true, nil
+}
+
+// Name names the current session (/name).
+func (s sessions) Name(ctx context.Context, key string, name string) error {
+	_, err := s.g.meta.Update(ctx, s.g.store, key, func(m *session.Meta) error {
+		m.Name = name
+		return nil
+	})
+	return err
+}
+
+// claudeTitle is claude's own title of session id (its transcript's custom
+// or AI title, ownersession.Parse); "" when none or not found.
+func (g *Gateway) claudeTitle(id string) string {
+	path, err := export.FindTranscript(g.settings().TranscriptDirs, id)
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sum, _ := ownersession.Parse(f)
+	return sum.Title
 }
 
 // Switch makes an earlier session current (a running turn is aborted).

@@ -42,7 +42,7 @@ func newAgents(g *Gateway) *agents.Agents {
 
 // newHandler is the command stage over the gateway's stages.
 func newHandler(g *Gateway) *command.Handler {
-	return &command.Handler{
+	h := &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: g.opts.Ports, Store: g.opts.Store, Logger: g.log,
 		Now: g.opts.Now, Started: g.started, Version: g.opts.Version, Model: func(key sessionkey.Key) string { return g.settings().agentTurn(key).Model },
 		Models:    func(key sessionkey.Key) []string { return g.settings().agentTurn(key).Models },
@@ -68,4 +68,8 @@ func newHandler(g *Gateway) *command.Handler {
 			return string(g.settings().Queue.ModeFor(instance))
 		},
 	}
+	if cs, ok := g.opts.Agent.(ChatState); ok {
+		h.Terminal = terminal{g: g, state: cs}
+	}
+	return h
 }

@@ -138,6 +138,9 @@ type Settings struct {
 	// TranscriptDirs are claude's config directories, where /export looks
 	// for a session's transcript (projects/*/<id>.jsonl).
 	TranscriptDirs []string
+	// OwnerClaudeDirs are, by agent id, where the owner's own claude keeps
+	// its sessions (agent.owner_claude_dir): /continue, /desktop.
+	OwnerClaudeDirs map[string]string
 }
 
 // Options configure a Gateway.
@@ -511,6 +514,14 @@ func keyOf(log hclog.Logger, s string) sessionkey.Key {
 		return sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: s}
 	}
 	return k
+}
+
+// SessionAgent is the agent of the session stored under key, for readers
+// of the store outside the pipeline (`clawhost sessions`); ok false when
+// key is no session's.
+func SessionAgent(key string) (agent string, ok bool) {
+	k, err := sessionkey.Parse(key)
+	return k.Agent, err == nil
 }
 
 // AgentRouter resolves the agent that serves a chat (config.Bindings).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/usage"
 	"github.com/hashicorp/go-hclog"
@@ -118,6 +119,31 @@ func Budgets(cfg *config.Config) []admin.Budget {
 	add("", cfg.Budget)
 	for _, a := range cfg.AllAgents() {
 		add(a.ID, a.OwnBudget())
+	}
+	return out
+}
+
+// Sessions are the stored sessions with a claude session, the most
+// recently used first, as /sessions.json serves them.
+func (r Reports) Sessions(ctx context.Context) ([]admin.SessionRow, error) {
+	rows, err := r.DB.RecentSessions(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	return SessionRows(rows), nil
+}
+
+// SessionRows are the sessions of rows that have a claude session, as
+// admin rows (their /name decoded from the chat metadata).
+func SessionRows(rows []store.Session) []admin.SessionRow {
+	var out []admin.SessionRow
+	cache := session.NewCache(0)
+	for _, s := range rows {
+		if s.ClaudeSessionID == "" {
+			continue
+		}
+		meta, _ := cache.Decode(s.Key, s.Chat)
+		out = append(out, admin.SessionRow{Key: s.Key, ClaudeSessionID: s.ClaudeSessionID, Turns: s.Turns, Last: s.LastMessageAt, Name: meta.Name})
 	}
 	return out
 }

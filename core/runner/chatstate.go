@@ -137,3 +137,24 @@ func copyFile(src, dst string) error {
 	}
 	return err
 }
+
+// ChatClaudeDir is the claude config directory the claude of agent's chat
+// key keeps its transcripts in (projects/<cwd>/<session>.jsonl): the
+// chat's own state (chatStateDir) when its claude runs sandboxed with a
+// config directory, else that config directory; "" when claude uses its
+// user's ~/.claude (no CLAUDE_CONFIG_DIR). own gives the paths a caller
+// made in it to the agent's run_as user (nothing to do without one). A
+// transcript placed there under a session id is what that chat's next
+// --resume of the id reads (prepareChatState copies nothing over it).
+func (r *Runner) ChatClaudeDir(agent, key string) (dir string, own func(paths ...string) error) {
+	c := r.profile(agent)
+	own = func(...string) error { return nil }
+	if u := c.RunAs; u != nil {
+		own = u.Chown
+	}
+	dir = lookupEnv(c.baseEnv(os.Environ()), "CLAUDE_CONFIG_DIR")
+	if dir != "" && r.sandboxOf(c).bwrap != "" {
+		return chatStateDir(r.cfg.StateDir, key), own
+	}
+	return dir, own
+}

@@ -71,6 +71,16 @@ type Meta struct {
 	// on (Keep planning): the next message of the person who sent it back
 	// is the feedback on it (plan.go).
 	PlanFeedback *PlanFeedback `json:"plan_feedback,omitempty"`
+	// Name is the name /name gave the current claude session ("" none);
+	// /list shows it and /switch takes it once the session is an earlier
+	// one (PastSession.Name).
+	Name string `json:"name,omitempty"`
+	// ContinuedFrom is the owner's terminal session the current one was
+	// continued from with /continue ("" none), Takeover whether it was
+	// taken over (the same session id) rather than forked (a copy under an
+	// id of the chat's own). docs/continue.md.
+	ContinuedFrom string `json:"continued_from,omitempty"`
+	Takeover      bool   `json:"takeover,omitempty"`
 }
 
 // Event is one change claude is told of in its next prompt.
@@ -139,6 +149,11 @@ type PastSession struct {
 	Started time.Time `json:"started"`
 	Last    time.Time `json:"last"`
 	Turns   int64     `json:"turns"`
+	// Name is the name /name gave it ("" none).
+	Name string `json:"name,omitempty"`
+	// Title is claude's own title of it, read from its transcript when
+	// listed; not stored.
+	Title string `json:"-"`
 }
 
 // MaxPast bounds the earlier sessions a chat keeps.
@@ -204,11 +219,16 @@ func (o *Overrides) Set(name Setting, value string) error {
 
 // PushPast records old, the session being replaced (when it had a turn),
 // as the newest earlier session; at most MaxPast are kept.
+//
+// m is the metadata old was stored with: its name goes with old, and the
+// current session has none (nor a terminal session it continued).
 func (m *Meta) PushPast(old store.Session) {
+	name := m.Name
+	m.Name, m.ContinuedFrom, m.Takeover = "", "", false
 	if old.ClaudeSessionID == "" || old.Turns == 0 {
 		return
 	}
-	past := []PastSession{{ID: old.ClaudeSessionID, Started: old.CreatedAt, Last: old.LastMessageAt, Turns: old.Turns}}
+	past := []PastSession{{ID: old.ClaudeSessionID, Started: old.CreatedAt, Last: old.LastMessageAt, Turns: old.Turns, Name: name}}
 	for _, p := range m.Past {
 		if p.ID != old.ClaudeSessionID && len(past) < MaxPast {
 			past = append(past, p)

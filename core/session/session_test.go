@@ -234,3 +234,15 @@ func TestSplitDirective(t *testing.T) {
 		}
 	}
 }
+
+// TestPushPastTakesTheName: the name (and the terminal session it was
+// continued from) goes with the session that becomes an earlier one; the
+// new current one has none.
+func TestPushPastTakesTheName(t *testing.T) {
+	t.Parallel()
+	m := Meta{Name: "deploy", ContinuedFrom: "x", Takeover: true}
+	m.PushPast(store.Session{ClaudeSessionID: "c1", Turns: 2})
+	if m.Name != "" || m.ContinuedFrom != "" || m.Takeover || len(m.Past) != 1 || m.Past[0].Name != "deploy" {
+		t.Fatalf("%+v", m)
+	}
+}

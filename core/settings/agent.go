@@ -2,6 +2,8 @@ package settings
 
 import (
 	"cmp"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/clawhost/clawhost/core/approval"
@@ -39,6 +41,10 @@ type Profile struct {
 	MediaKeep time.Duration
 	// Tools are the plugin tools its claude is granted (agent.tools).
 	Tools []string
+	// OwnerClaudeDir is where the owner's own claude keeps its sessions
+	// (agent.owner_claude_dir, else ~/.claude of the user clawhost runs
+	// as; "" when that user has no home): /continue and /desktop.
+	OwnerClaudeDir string
 }
 
 // HostWide are the settings of the default agent block that are the
@@ -66,10 +72,23 @@ func Agent(cfg *config.Config, a *config.Agent) (Profile, error) {
 		ID: a.ID, Default: a == cfg.Agent,
 		Runner: rc, Turn: turnAgent(a),
 		Switchable: a.Switchable, Budget: a.OwnBudget(),
-		TranscriptDir: cmp.Or(a.Env["CLAUDE_CONFIG_DIR"], agentConfigDir(cfg, a)),
-		MediaKeep:     a.MediaKeep.Duration(),
-		Tools:         a.Tools,
+		TranscriptDir:  cmp.Or(a.Env["CLAUDE_CONFIG_DIR"], agentConfigDir(cfg, a)),
+		MediaKeep:      a.MediaKeep.Duration(),
+		Tools:          a.Tools,
+		OwnerClaudeDir: ownerClaudeDir(a),
 	}, err
+}
+
+// ownerClaudeDir is agent.owner_claude_dir, else ~/.claude of the user
+// clawhost runs as ("" without a home).
+func ownerClaudeDir(a *config.Agent) string {
+	if a.OwnerClaudeDir != "" {
+		return a.OwnerClaudeDir
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".claude")
+	}
+	return ""
 }
 
 // Agents are the Profiles of every agent of cfg: the default agent's

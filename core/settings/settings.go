@@ -173,6 +173,7 @@ func Pipeline(cfg *config.Config) (gateway.Settings, error) {
 	// Each chat's own claude state (the sandbox's, core/runner/chatstate.go)
 	// first, then the shared directories.
 	set.TranscriptDirs = []string{filepath.Join(cfg.DataDir, "runner", "chats"), claudeConfigDir(cfg)}
+	set.OwnerClaudeDirs = map[string]string{}
 	if home, err := os.UserHomeDir(); err == nil {
 		set.TranscriptDirs = append(set.TranscriptDirs, filepath.Join(home, ".claude"))
 	}
@@ -192,6 +193,7 @@ func Pipeline(cfg *config.Config) (gateway.Settings, error) {
 		if p.Budget != nil {
 			set.Budgets.Agents[p.ID] = p.Budget
 		}
+		set.OwnerClaudeDirs[p.ID] = p.OwnerClaudeDir
 		if d := p.TranscriptDir; d != "" && !slices.Contains(set.TranscriptDirs, d) {
 			set.TranscriptDirs = append(set.TranscriptDirs, d)
 		}

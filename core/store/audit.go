@@ -26,6 +26,10 @@ const (
 	// AuditPluginTool: the agent called a plugin's tool (Subject
 	// "<instance>.<tool>"; Decision ok, error, timeout or refused).
 	AuditPluginTool = "plugin_tool"
+	// AuditOwnerSession: an owner's own claude session was listed,
+	// continued (forked or taken over) or handed back to the terminal
+	// (/continue, /desktop; Subject the session id, Detail the file).
+	AuditOwnerSession = "owner_session"
 )
 
 // AuditEvent is one row of the audit trail: a decision about who may do

@@ -36,6 +36,7 @@ func (t *Turns) Switch(ctx context.Context, key string, n int) (session.PastSess
 			chosen = m.Past[n-1]
 			m.PushPast(*s)
 			m.DropPast(chosen.ID)
+			m.Name = chosen.Name
 			return nil
 		}); err != nil {
 			return err
@@ -49,6 +50,37 @@ func (t *Turns) Switch(ctx context.Context, key string, n int) (session.PastSess
 		t.log.Info("session switched", "session", key, "claude_session", chosen.ID)
 	}
 	return chosen, err
+}
+
+// Adopt makes claude session id the chat's current one — a transcript the
+// caller placed where the chat's claude finds it (an owner's terminal
+// session, /continue) — with the turns it had and when it was last
+// written; the current one becomes an earlier one. edit changes the
+// metadata of the new current session (which terminal session it came
+// from). The warm process is stopped, so the next turn resumes id with
+// --resume.
+func (t *Turns) Adopt(ctx context.Context, key, id string, turns int64, edit func(*session.Meta)) error {
+	now := t.opts.Now()
+	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
+		if err := t.meta().Edit(key, s, func(m *session.Meta) error {
+			m.PushPast(*s)
+			m.DropPast(id)
+			edit(m)
+			return nil
+		}); err != nil {
+			return err
+		}
+		s.Key = key
+		s.SessionID, s.ClaudeSessionID, s.CreatedAt, s.Turns, s.LastMessageAt = uuid.NewString(), id, now, turns, now
+		// claude's running cost of the session is not this chat's to know.
+		s.ClaudeCostOf, s.ClaudeCostUSD = "", 0
+		return nil
+	})
+	if err == nil {
+		t.opts.Agent.Stop(key)
+		t.log.Info("session adopted", "session", key, "claude_session", id)
+	}
+	return err
 }
 
 // pushPast is the chat metadata raw of the session old with old recorded
