@@ -26,6 +26,10 @@ const (
 	// AuditPluginTool: the agent called a plugin's tool (Subject
 	// "<instance>.<tool>"; Decision ok, error, timeout or refused).
 	AuditPluginTool = "plugin_tool"
+	// AuditAttach: a terminal claude attached to an owner's chat, left it,
+	// was detached (/detach) or refused (Subject the chat; Decision
+	// attach, detach, fallback or refused).
+	AuditAttach = "attach"
 )
 
 // AuditEvent is one row of the audit trail: a decision about who may do
