@@ -147,7 +147,13 @@ func (b *bridge) serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 		return err
 	}
 	done := make(chan error, 1)
-	go func() { done <- b.connect(ctx) }()
+	go func() {
+		err := b.connect(ctx)
+		if err != nil {
+			_ = session.Close() // refused: the server ends, and claude shows it failed
+		}
+		done <- err
+	}()
 	werr := session.Wait()
 	cancel()
 	if err := <-done; err != nil {
