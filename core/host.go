@@ -278,7 +278,8 @@ func (h *Host) provision() error {
 				h.log.Error("audit trail write failed", "kind", e.Kind, "error", err)
 			}
 		}, Results: db})
-	h.attach = attach.New(attach.Options{Inner: h.agent, Fallback: attach.RunnerFallback(h.agent.Config), Audit: attach.StoreAudit(context.Background(), db, h.log)})
+	h.attach = attach.New(attach.Options{Inner: h.agent, Fallback: attach.RunnerFallback(h.agent.Config), Audit: attach.StoreAudit(context.Background(), db, h.log),
+		StateFile: filepath.Join(h.cfg.DataDir, attach.StateFileName), Grace: attach.DefaultGrace})
 	gopts := gateway.Options{Ready: h.ready, Detach: func(k sessionkey.Key, m *message.Message) string {
 		return h.attach.Detach(h.gw.Access(), k.String(), m)
 	},

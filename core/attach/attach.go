@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/runner"
 )
 
@@ -94,8 +95,14 @@ type Options struct {
 	Fallback func(l Link, req runner.TurnRequest) (string, error)
 	// Audit records an attachment's start and end in the audit trail.
 	Audit func(kind string, l Link, detail string)
-	// Now is the clock; nil: time.Now.
-	Now func() time.Time
+	// StateFile, when set, keeps the attachments across a restart (0600):
+	// after a crash the chat's turns wait up to Grace for its terminal to
+	// reattach (`clawhost channel` reconnects), then fall back as when it
+	// went away.
+	StateFile string
+	Grace     time.Duration
+	// Clock is the clock; nil: the real one.
+	Clock tstime.Clock
 }
 
 // Hub routes each chat's turns to its attached terminal, or to Inner.
@@ -108,6 +115,16 @@ type Hub struct {
 	// turns resume from since.
 	gone   map[string]Link
 	resume map[string]string
+	// awaited: the terminals attached when the host last stopped, until
+	// they reattach or their grace ends (closed then).
+	awaited map[string]*awaiting
+}
+
+// awaiting is a terminal expected back after a restart.
+type awaiting struct {
+	link Link
+	back chan struct{} // closed when it reattached or its grace ended
+	once sync.Once
 }
 
 // link is an attached terminal and its running turn.
@@ -129,10 +146,29 @@ type pending struct {
 
 // New returns a Hub over opts.Inner.
 func New(opts Options) *Hub {
-	if opts.Now == nil {
-		opts.Now = time.Now
+	opts.Clock = tstime.Or(opts.Clock)
+	h := &Hub{opts: opts, links: map[string]*link{}, gone: map[string]Link{}, resume: map[string]string{}, awaited: map[string]*awaiting{}}
+	for _, l := range h.load() {
+		a := &awaiting{link: l, back: make(chan struct{})}
+		h.awaited[l.Key] = a
+		h.opts.Clock.AfterFunc(opts.Grace, func() { h.expire(a) })
 	}
-	return &Hub{opts: opts, links: map[string]*link{}, gone: map[string]Link{}, resume: map[string]string{}}
+	return h
+}
+
+// expire ends a's grace: the terminal did not come back, and the chat
+// falls back as when it went away.
+func (h *Hub) expire(a *awaiting) {
+	h.mu.Lock()
+	if h.awaited[a.link.Key] == a {
+		delete(h.awaited, a.link.Key)
+		if a.link.SessionID != "" && h.opts.Fallback != nil {
+			h.gone[a.link.Key] = a.link
+		}
+		h.save()
+	}
+	h.mu.Unlock()
+	a.once.Do(func() { close(a.back) })
 }
 
 // ErrAttached: another terminal is attached to the chat.
@@ -145,11 +181,17 @@ func (h *Hub) Attach(l Link, t Terminal) error {
 		h.mu.Unlock()
 		return ErrAttached
 	}
-	l.Since = h.opts.Now()
+	l.Since = h.opts.Clock.Now()
 	h.links[l.Key] = &link{Link: l, term: t}
 	delete(h.gone, l.Key)
 	delete(h.resume, l.Key)
+	a := h.awaited[l.Key]
+	delete(h.awaited, l.Key)
+	h.save()
 	h.mu.Unlock()
+	if a != nil {
+		a.once.Do(func() { close(a.back) })
+	}
 	h.audit("attach", l, "a terminal claude attached (session "+orNone(l.SessionID)+")")
 	return nil
 }
@@ -176,6 +218,7 @@ func (h *Hub) detach(key string, t Terminal, how Ending) bool {
 	if how == Gone && l.SessionID != "" && h.opts.Fallback != nil {
 		h.gone[key] = l.Link
 	}
+	h.save()
 	h.mu.Unlock()
 	detail := "the terminal went away: the chat's claude resumes its session"
 	if how == Detached {
@@ -203,6 +246,16 @@ func (h *Hub) Attached() []Link {
 // Run runs a turn: put to the chat's terminal when one is attached, else
 // by Inner.
 func (h *Hub) Run(ctx context.Context, req runner.TurnRequest) (*runner.Turn, error) {
+	h.mu.Lock()
+	a := h.awaited[req.Key]
+	h.mu.Unlock()
+	if a != nil { // attached before a restart: wait for it to come back
+		select {
+		case <-a.back:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	h.mu.Lock()
 	l, ok := h.links[req.Key]
 	if !ok || l.turn != nil {

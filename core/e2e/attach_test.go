@@ -154,7 +154,8 @@ func (c *termConn) notify(t *testing.T, method string, params any) {
 // DM answers the chat through its reply tool (no clawhost-run claude
 // runs); a permission prompt it relays becomes the chat's Allow button and
 // the press goes back to it; clawhost SIGKILLed while the terminal holds a
-// message answers that message once after the restart; when the terminal
+// message gives it to the terminal again once it reconnected, and the chat
+// gets one answer; when the terminal
 // exits, the chat's clawhost-run claude answers with the terminal's
 // history; /detach gives the chat its own session back; the non-owner's
 // chat cannot be attached; the audit trail has the attachment.
@@ -297,12 +298,17 @@ func TestAttachTerminalTelegram(t *testing.T) {
 		}
 		term.mu.Unlock()
 		if again { // the journal gave it to the reattached terminal again
-			term.reply("tg:1001", "I survive.")
 			return true
 		}
-		return answered() > 0 // or the chat's claude answered it first
+		if answered() > 0 {
+			t.Fatal("after the restart the chat's claude answered the message the terminal held, instead of waiting for it to reattach")
+		}
+		return false
 	})
-	tgWaitMessage(t, srv, tgAlice, "surviv")
+	if res := term.reply("tg:1001", "I survive."); res.IsError {
+		t.Fatalf("reply after the restart: %+v", res.Content)
+	}
+	tgWaitMessage(t, srv, tgAlice, "I survive.")
 	time.Sleep(2 * time.Second) // on purpose: a second answer would come within this
 	if n := answered(); n != 1 {
 		t.Fatalf("%d answers to the message held across the kill, want 1", n)
