@@ -48,11 +48,23 @@ func Resolve(ctx context.Context, db Sessions, policy *access.Policy, chat strin
 		if m.Instance != instance || m.ChatID != id || m.ThreadID != "" {
 			continue
 		}
-		msg := &message.Message{Instance: instance, ChatType: channel.ChatType(m.ChatType), ChatID: id,
-			Sender: channel.Sender{ID: id}, From: instance + ":" + id}
+		// The terminal holds the host's token: it asks as the chat's owner
+		// (a direct chat's peer; in a group, an owner on the instance),
+		// and the chat must be one nobody but owners can reach.
+		sender := id
+		msg := &message.Message{Instance: instance, ChatType: channel.ChatType(m.ChatType), ChatID: id}
 		if msg.ChatType == "" {
 			msg.ChatType = channel.ChatDirect
 		}
+		if msg.IsGroup() {
+			for _, o := range policy.Owners {
+				if rest, ok := strings.CutPrefix(o, instance+":"); ok {
+					sender = rest
+					break
+				}
+			}
+		}
+		msg.Sender, msg.From = channel.Sender{ID: sender}, instance+":"+sender
 		if err := policy.OwnersOnlyChat(msg, nil); err != nil {
 			return "", err
 		}
