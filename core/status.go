@@ -57,6 +57,9 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 			LastActivity: si.LastMessageAt, Turns: si.Turns, InputTokens: si.Usage.InputTokens, OutputTokens: si.Usage.OutputTokens,
 			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running, LastTurn: si.LastTurn})
 	}
+	for _, l := range h.attach.Attached() {
+		snap.Attached = append(snap.Attached, admin.Attached{Chat: l.Chat, Session: l.Key, TerminalSession: l.SessionID, Since: l.Since, Answered: l.Turns, Waiting: l.Waiting})
+	}
 	for _, g := range h.gw.UnlistedGroups() {
 		snap.UnlistedGroups = append(snap.UnlistedGroups, admin.UnlistedGroup{ID: g.ID, Title: g.Title, Messages: g.Messages, LastSeen: g.LastSeen})
 	}

@@ -57,6 +57,8 @@ type Link struct {
 	// Since is when it attached; Turns how many chat messages it answered.
 	Since time.Time
 	Turns int
+	// Waiting: attached when the host last stopped, not back yet.
+	Waiting bool `json:"-"`
 }
 
 // Ending is how an attachment ended.
@@ -232,13 +234,19 @@ func (h *Hub) detach(key string, t Terminal, how Ending) bool {
 	return true
 }
 
-// Attached returns the attached terminals.
+// Attached returns the attached terminals, and those awaited after a
+// restart (Waiting).
 func (h *Hub) Attached() []Link {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]Link, 0, len(h.links))
+	out := make([]Link, 0, len(h.links)+len(h.awaited))
 	for _, l := range h.links {
 		out = append(out, l.Link)
+	}
+	for _, a := range h.awaited {
+		l := a.link
+		l.Waiting = true
+		out = append(out, l)
 	}
 	return out
 }

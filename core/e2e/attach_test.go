@@ -9,6 +9,7 @@ package e2e
 // against the fake Anthropic API.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -234,6 +235,12 @@ func TestAttachTerminalTelegram(t *testing.T) {
 
 	term := startTerminal(t, cfg, "-chat", "tg:1001", "-session", sid, "-transcript", transcripts[0])
 	sdktest.WaitFor(t, "the terminal attached", func() bool { return strings.Contains(term.log.String(), "attached to tg:1001") })
+	// The operator sees it.
+	var status, serr bytes.Buffer
+	run([]string{"status", "-config", cfg}, &status, &serr)
+	if !strings.Contains(status.String(), "terminal attached: tg:1001 (session agent:main:tg:direct:1001, terminal session "+sid) {
+		t.Fatalf("clawhost status:\n%s%s", status.String(), serr.String())
+	}
 
 	// The chat's message goes to the terminal; its reply to the chat.
 	before := fake.Count()
@@ -339,4 +346,15 @@ func TestAttachTerminalTelegram(t *testing.T) {
 	// Bob may not /detach.
 	srv.PushText(bobChat, bob, "/detach")
 	tgWaitMessage(t, srv, 1002, "Only an owner")
+
+	// The audit trail has the attachment, its end and the refusals.
+	var audit, aerr bytes.Buffer
+	if rc := run([]string{"audit", "-kind", "attach", "-config", cfg}, &audit, &aerr); rc != 0 {
+		t.Fatalf("clawhost audit: rc %d %s", rc, aerr.String())
+	}
+	for _, want := range []string{"attach", "detach"} {
+		if !strings.Contains(audit.String(), want) {
+			t.Errorf("the audit trail lacks %q:\n%s", want, audit.String())
+		}
+	}
 }
