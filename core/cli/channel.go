@@ -375,6 +375,44 @@ func (c *channelConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.in(r)
 			continue
 		}
+		if r, ok := m.(*jsonrpc.Request); ok && r.IsCall() && r.Method == "server/discover" {
+			// The 2026-07-28 revision's handshake: refused, so that claude
+			// initializes with a revision channels work on.
+			err := c.Connection.Write(ctx, &jsonrpc.Response{ID: r.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "server/discover: use initialize (channels need protocol " + channelProtocol + ")"}})
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if r, ok := m.(*jsonrpc.Request); ok && r.Method == "initialize" {
+			r.Params = legacyProtocol(r.Params)
+		}
 		return m, nil
 	}
+}
+
+// channelProtocol is the newest MCP revision with a path for a server's
+// unsolicited notifications: Claude Code 2.1.330 skips a channel whose
+// connection negotiated a later ("modern") one ("Channel notifications
+// skipped: connection negotiated a modern protocol revision with no
+// unsolicited notification path").
+const channelProtocol = "2025-11-25"
+
+// legacyProtocol caps the protocol version claude's initialize asks for at
+// channelProtocol, so that the server answers with that revision.
+func legacyProtocol(params json.RawMessage) json.RawMessage {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(params, &p) != nil {
+		return params
+	}
+	var v string
+	if json.Unmarshal(p["protocolVersion"], &v) != nil || v <= channelProtocol {
+		return params
+	}
+	p["protocolVersion"], _ = json.Marshal(channelProtocol)
+	out, err := json.Marshal(p)
+	if err != nil {
+		return params
+	}
+	return out
 }
