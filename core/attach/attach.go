@@ -16,7 +16,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -70,19 +69,7 @@ const (
 	Gone Ending = iota
 	// Detached: the chat's /detach; it returns to its own session.
 	Detached
-	// Replaced: another terminal attached to the chat.
-	Replaced
 )
-
-func (e Ending) String() string {
-	switch e {
-	case Detached:
-		return "detached"
-	case Replaced:
-		return "replaced"
-	}
-	return "gone"
-}
 
 // Options configure a Hub.
 type Options struct {
@@ -316,8 +303,6 @@ func (h *Hub) resumed(req runner.TurnRequest) runner.TurnRequest {
 	return req
 }
 
-
-
 // fallback answers p, which a terminal left unanswered, with Inner.
 func (h *Hub) fallback(p *pending) {
 	if p.ctx.Err() != nil {
@@ -484,9 +469,4 @@ func orNone(s string) string {
 		return "unknown"
 	}
 	return s
-}
-
-// String describes l for the status page.
-func (l Link) String() string {
-	return fmt.Sprintf("%s (session %s) since %s, %d answered", l.Chat, orNone(l.SessionID), l.Since.Format(time.RFC3339), l.Turns)
 }

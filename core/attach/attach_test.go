@@ -326,7 +326,9 @@ func TestReattachAfterRestart(t *testing.T) {
 	h := New(Options{Inner: in, StateFile: state, Clock: clock, Grace: 15 * time.Second,
 		Fallback: func(l Link, _ runner.TurnRequest) (string, error) { return l.SessionID, nil }})
 	got := make(chan *runner.Turn, 1)
-	go func() { got <- must(h.Run(context.Background(), runner.TurnRequest{Key: key, SessionID: "own", Prompt: "held"})) }()
+	go func() {
+		got <- must(h.Run(context.Background(), runner.TurnRequest{Key: key, SessionID: "own", Prompt: "held"}))
+	}()
 	tm := newTerm()
 	waitFor(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return h.awaited[key] != nil })
 	_ = h.Attach(Link{Key: key, Chat: "tg:9", SessionID: "term"}, tm)
