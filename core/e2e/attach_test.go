@@ -158,8 +158,9 @@ func (c *termConn) notify(t *testing.T, method string, params any) {
 // message gives it to the terminal again once it reconnected, and the chat
 // gets one answer; when the terminal
 // exits, the chat's clawhost-run claude answers with the terminal's
-// history; /detach gives the chat its own session back; the non-owner's
-// chat cannot be attached; the audit trail has the attachment.
+// history; /detach gives the chat its own session back; a non-owner's
+// chat and a group with a non-owner can neither be attached nor /detach;
+// the status and the audit trail show the attachment.
 func TestAttachTerminalTelegram(t *testing.T) {
 	claude := clClaudeBin(t)
 	fake := anthropictest.New()
@@ -176,7 +177,8 @@ func TestAttachTerminalTelegram(t *testing.T) {
 		Dir: dir,
 		Agent: RealClaude(claude, filepath.Join(dir, "home"), fake.URL(), Attrs{
 			"workspace": ws, "timeout": "60s", "approvals": "chat", "sandbox": "off"}),
-		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002"}, "owners": []string{"tg:1001"}},
+		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002"}, "owners": []string{"tg:1001"},
+			"groups": []string{"tg:-1001234500077"}, "group_allow_from": []string{"tg:1001", "tg:1002"}, "require_mention": true},
 		Admin:    Attrs{"listen": adminAddr},
 		Messages: Attrs{"streaming": "off"},
 		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
@@ -218,19 +220,26 @@ func TestAttachTerminalTelegram(t *testing.T) {
 	srv.PushText(bobChat, bob, "hi")
 	tgWaitMessage(t, srv, 1002, "Hello Bob.")
 
-	// A non-owner's chat is refused.
-	refused := Command(t, cfg)
-	refused.Args = []string{refused.Args[0], "channel", "-config", cfg, "-chat", "tg:1002"}
-	stdin, _, err := os.Pipe() // claude's stdin stays open while it runs
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	refused.Stdin = stdin
-	out, err := refused.CombinedOutput()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "only an owner may do this") {
-		t.Fatalf("attaching to a non-owner's chat: %v\n%s", err, out)
+	group := telegramtest.Supergroup(-1001234500077, "Team")
+	fake.Enqueue(anthropictest.Reply{Text: "Hello team."})
+	srv.PushText(group, alice, "@clawbot hello team")
+	tgWaitMessage(t, srv, -1001234500077, "Hello team.")
+
+	// A non-owner's chat and a group with a non-owner are refused.
+	for chat, why := range map[string]string{"tg:1002": "only an owner may do this", "tg:-1001234500077": "only in a chat nobody but owners can reach"} {
+		refused := Command(t, cfg)
+		refused.Args = []string{refused.Args[0], "channel", "-config", cfg, "-chat", chat}
+		stdin, _, err := os.Pipe() // claude's stdin stays open while it runs
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused.Stdin = stdin
+		out, err := refused.CombinedOutput()
+		_ = stdin.Close()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), why) {
+			t.Fatalf("attaching to %s: %v\n%s", chat, err, out)
+		}
 	}
 
 	term := startTerminal(t, cfg, "-chat", "tg:1001", "-session", sid, "-transcript", transcripts[0])
@@ -343,9 +352,11 @@ func TestAttachTerminalTelegram(t *testing.T) {
 	if body := string(fake.Requests()[n].Body); strings.Contains(body, "platypus") || !strings.Contains(body, "hello") {
 		t.Fatalf("after /detach the chat is not in its own session:\n%s", body)
 	}
-	// Bob may not /detach.
+	// Bob may not /detach, nor may Alice in a group with Bob.
 	srv.PushText(bobChat, bob, "/detach")
 	tgWaitMessage(t, srv, 1002, "Only an owner")
+	srv.PushText(group, alice, "/detach@clawbot")
+	tgWaitMessage(t, srv, -1001234500077, "/detach: only in a chat nobody but owners can reach")
 
 	// The audit trail has the attachment, its end and the refusals.
 	var audit, aerr bytes.Buffer
