@@ -95,11 +95,15 @@ func (term *terminal) note(method, want string, from int) (map[string]any, int) 
 	return got, at
 }
 
-func (term *terminal) reply(chat, text string) *mcp.CallToolResult {
+func (term *terminal) reply(chat, text string, files ...string) *mcp.CallToolResult {
 	term.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := term.session.CallTool(ctx, &mcp.CallToolParams{Name: "reply", Arguments: map[string]any{"chat_id": chat, "text": text}})
+	args := map[string]any{"chat_id": chat, "text": text}
+	if len(files) > 0 {
+		args["files"] = files
+	}
+	res, err := term.session.CallTool(ctx, &mcp.CallToolParams{Name: "reply", Arguments: args})
 	if err != nil {
 		term.t.Fatal(err)
 	}
@@ -295,8 +299,21 @@ func TestAttachTerminalTelegram(t *testing.T) {
 	if perm["behavior"] != "allow" {
 		t.Fatalf("permission answer %v", perm)
 	}
-	term.reply("tg:1001", "Tests pass.")
+	// The reply's file (in the workspace) reaches the chat.
+	report := filepath.Join(ws, "report.txt")
+	if err := os.WriteFile(report, []byte("ok 42 tests"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	term.reply("tg:1001", "Tests pass.", report)
 	tgWaitMessage(t, srv, tgAlice, "Tests pass.")
+	sdktest.WaitFor(t, "the report in the chat", func() bool {
+		for _, m := range srv.Sent() {
+			if m.File != nil && m.File.Filename == "report.txt" && string(m.File.Data) == "ok 42 tests" {
+				return true
+			}
+		}
+		return false
+	})
 
 	// clawhost SIGKILLed while the terminal holds a message: after the
 	// restart the message is answered once.
