@@ -158,7 +158,7 @@ func (c *termConn) notify(t *testing.T, method string, params any) {
 // TestAttachTerminalTelegram: a terminal attached to the owner's Telegram
 // DM answers the chat through its reply tool (no clawhost-run claude
 // runs); a permission prompt it relays becomes the chat's Allow button and
-// the press goes back to it; clawhost SIGKILLed while the terminal holds a
+// the press goes back to it; /stop ends its turn and tells it; clawhost SIGKILLed while the terminal holds a
 // message gives it to the terminal again once it reconnected, and the chat
 // gets one answer; when the terminal
 // exits, the chat's clawhost-run claude answers with the terminal's
@@ -314,6 +314,16 @@ func TestAttachTerminalTelegram(t *testing.T) {
 		}
 		return false
 	})
+
+	// /stop while the terminal works on a message: the turn ends, the
+	// terminal is told, and its late reply is refused.
+	srv.PushText(aliceChat, alice, "a long job")
+	_, at = term.note("notifications/claude/channel", "a long job", at)
+	srv.PushText(aliceChat, alice, "/stop")
+	_, at = term.note("notifications/claude/channel", "The chat pressed Stop", at)
+	if res := term.reply("tg:1001", "too late"); !res.IsError {
+		t.Fatal("a reply to a stopped message was taken")
+	}
 
 	// clawhost SIGKILLed while the terminal holds a message: after the
 	// restart the message is answered once.
