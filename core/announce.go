@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/attach"
 	"github.com/clawhost/clawhost/core/ownerclaim"
 	"github.com/clawhost/clawhost/core/reports"
 )
@@ -69,6 +71,10 @@ func (h *Host) startAdmin(listen string) error {
 		Location: h.cfg.Messages.Location(),
 		Budgets:  func() []admin.Budget { return reports.Budgets(h.cfg) },
 		Exporter: &statusSource{h: h},
+		Attach: attach.Handler(h.attach, func(ctx context.Context, chat string) (string, error) {
+			p := h.gw.Access()
+			return attach.Resolve(ctx, h.db, &p, chat)
+		}, log.Named("attach")),
 	})
 	if err != nil {
 		return fmt.Errorf("admin endpoint on %s: %w (another clawhost, or another program, listens there: stop it, or set admin { listen } to a free address, or \"\" to run without it)", listen, err)

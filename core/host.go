@@ -62,6 +62,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/attach"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/gateway"
 	"github.com/clawhost/clawhost/core/internal/runas"
@@ -72,6 +73,7 @@ import (
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/redact"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
@@ -119,6 +121,7 @@ type Host struct {
 	agentHealth *agentHealth
 	storeHealth *storeHealth
 	agent       *runner.Runner
+	attach      *attach.Hub // the chats a terminal claude is attached to, in front of agent
 	metrics     *metrics.Metrics
 	gw          *gateway.Gateway
 	plugins     *pluginhost.Supervisor
@@ -275,8 +278,12 @@ func (h *Host) provision() error {
 				h.log.Error("audit trail write failed", "kind", e.Kind, "error", err)
 			}
 		}, Results: db})
-	gopts := gateway.Options{Ready: h.ready,
-		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
+	h.attach = attach.New(attach.Options{Inner: h.agent, Fallback: attach.RunnerFallback(h.agent.Config), Audit: attach.StoreAudit(context.Background(), db, h.log),
+		StateFile: filepath.Join(h.cfg.DataDir, attach.StateFileName), Grace: attach.DefaultGrace})
+	gopts := gateway.Options{Ready: h.ready, Detach: func(k sessionkey.Key, m *message.Message) string {
+		return h.attach.Detach(h.gw.Access(), k.String(), m)
+	},
+		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.attach, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
 		Settings: set, MemoryFlush: settings.MemoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
 		Schedules: h.schedules, AgentTools: h.tools.Tools, ToolRun: h.tools.ToolRun,
 		Revoker:       h.pairingAPI("").Revoker(),

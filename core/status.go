@@ -64,6 +64,9 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 			CostUSD: si.CostUSD, Queued: si.Queued, Running: si.Running, LastTurn: si.LastTurn, Warm: isWarm, Card: si.Card,
 			Command: terminal(k, si.ClaudeSessionID)})
 	}
+	for _, l := range h.attach.Attached() {
+		snap.Attached = append(snap.Attached, admin.Attached{Chat: l.Chat, Session: l.Key, TerminalSession: l.SessionID, Since: l.Since, Answered: l.Turns, Waiting: l.Waiting})
+	}
 	for _, g := range h.gw.UnlistedGroups() {
 		snap.UnlistedGroups = append(snap.UnlistedGroups, admin.UnlistedGroup{ID: g.ID, Title: g.Title, Messages: g.Messages, LastSeen: g.LastSeen})
 	}

@@ -152,6 +152,11 @@ type Options struct {
 	Actions Actions
 	// Retrier serves POST /plugins/{instance}/retry; nil answers 404.
 	Retrier Retrier
+	// Attach serves GET /attach, the websocket `clawhost channel` attaches
+	// a terminal claude through (core/attach); nil answers 404. It needs
+	// the token in the Authorization header (or, from a browser, the
+	// cookie and the same origin).
+	Attach http.Handler
 	// Pprof serves net/http/pprof's profiles under /debug/pprof/; off:
 	// 404.
 	Pprof bool
@@ -248,6 +253,7 @@ func Start(opts Options) (*Server, error) {
 		reloader: opts.Reloader,
 		actions:  opts.Actions,
 		retrier:  opts.Retrier,
+		attach:   opts.Attach,
 		pprof:    opts.Pprof,
 		log:      log,
 		timeout:  opts.SnapshotTimeout,

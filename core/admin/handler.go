@@ -28,6 +28,7 @@ type handler struct {
 	reloader Reloader
 	actions  Actions
 	retrier  Retrier
+	attach   http.Handler
 	pprof    bool
 	log      hclog.Logger
 	timeout  time.Duration
@@ -70,6 +71,7 @@ func (h *handler) routes() http.Handler {
 	mux.HandleFunc("POST /plugins/{instance}/restart", h.restartPlugin)
 	mux.HandleFunc("POST /pairing/deny", h.denyPairing)
 	mux.HandleFunc("POST /doctor", h.runDoctor)
+	mux.HandleFunc("GET /attach", h.serveAttach)
 	if h.pprof {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
@@ -464,4 +466,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v) // the client went away; nothing to do
+}
+
+// serveAttach hands an authenticated upgrade to the attach endpoint. The
+// cookie alone does not do: a page of another origin could open a
+// websocket with it, so a request without the header must be same-origin.
+func (h *handler) serveAttach(w http.ResponseWriter, r *http.Request) {
+	if h.attach == nil {
+		http.NotFound(w, r)
+		return
+	}
+	if h.auth.check(r) != byHeader && !sameOrigin(r) {
+		http.Error(w, "attach needs the Authorization header", http.StatusForbidden)
+		return
+	}
+	h.attach.ServeHTTP(w, r)
 }

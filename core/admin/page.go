@@ -220,7 +220,15 @@ var pageTemplate = sync.OnceValue(func() *template.Template {
 {{end}}</tbody>
 </table>
 {{end}}{{end}}
-` + pairingSection + teamSections + `{{if .Snap.UnlistedGroups}}<h2>Groups not allowed</h2>
+` + pairingSection + teamSections + `{{if .Snap.Attached}}<h2>Attached terminals</h2>
+<p class="meta">These chats talk to a terminal claude (<code>clawhost channel</code>); <code>/detach</code> in the chat, or the terminal's exit, gives them back to their own claude.</p>
+<table>
+<thead><tr><th>chat</th><th>session</th><th>terminal session</th><th>since</th><th>answered</th><th>state</th></tr></thead>
+<tbody>
+{{range .Snap.Attached}}<tr><td><code>{{.Chat}}</code></td><td><code>{{.Session}}</code></td><td><code>{{.TerminalSession}}</code></td><td class="n">{{$.Age .Since}} ago</td><td class="n">{{.Answered}}</td><td>{{if .Waiting}}waiting for the terminal to reconnect{{else}}attached{{end}}</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}{{if .Snap.UnlistedGroups}}<h2>Groups not allowed</h2>
 <p class="meta">These group chats wrote, but <code>access.groups</code> does not list them, so they get no answer. To answer in one, add its id to <code>access { groups = [...] }</code> and reload (SIGHUP).</p>
 <table>
 <thead><tr><th>add to access.groups</th><th>title</th><th>messages</th><th>last</th></tr></thead>

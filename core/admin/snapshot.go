@@ -69,6 +69,8 @@ type Snapshot struct {
 	// LastReload is the outcome of the last reload (SIGHUP); nil when the
 	// configuration was never reloaded.
 	LastReload *Reload `json:"last_reload,omitempty"`
+	// Attached are the chats a terminal claude is attached to.
+	Attached []Attached `json:"attached,omitempty"`
 	// UnlistedGroups are group chats that wrote while access.groups does
 	// not list them (they get no answer), the most recent first.
 	UnlistedGroups []UnlistedGroup `json:"unlisted_groups,omitempty"`

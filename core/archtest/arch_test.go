@@ -119,6 +119,10 @@ var parts = map[string]bool{
 	"core/pairing":      true,
 	"core/schedules":    true,
 	"core/reports":      true,
+	// core/attach puts an owner's chat through to a terminal claude
+	// (`clawhost channel`): in front of the runner, with its endpoint on
+	// the admin server.
+	"core/attach": true,
 }
 
 func layer(p string) int {

@@ -86,6 +86,8 @@ func commandTable() []command {
 			"The sender (as /whoami shows it, e.g. tg:123456789) is asked to pair again; the schedules\nthat run in their direct chat (added with /schedule or by the agent) are removed. Entries\nin access.owners or access.allow_from stay: edit the file for those.", runPairing, nil},
 		{"status", "[-config FILE]", "the running host's plugins: state, last error, what to do",
 			"Reads the running host's admin endpoint (admin { listen = ... } in the file) with the token\nof <data_dir>/admin.token, and shows a\nrefused last reload with its diagnostics. Exit 0 when every plugin is ready, 1 when one is\nnot or the last reload was refused, 2 when the host cannot be reached. A plugin that needs\nattention is shown with what it asks for: a QR code drawn in the terminal, a code or a link,\nand its expiry.", runStatus, nil},
+		{"channel", "-chat INSTANCE:ID [-config FILE]", "attach a terminal claude to an owner's chat (an MCP channel server claude starts)",
+			channelHelp, nil, func([]string, io.Writer, io.Writer) int { return 2 }},
 		{"plugin test", "[flags] PATH", "run the conformance checks against a plugin binary, in any language",
 			"Launches PATH as the host does (handshake, minimal environment, its own process group) on\n" +
 				"fresh processes and checks what every plugin owes the host: Describe, ConfigSchema,\n" +
@@ -326,6 +328,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if cmd == "mcp-schedule" { // started by the host for claude, not by people
 		return agenttools.ServeMCP(Version, os.Getenv, stdin, stdout, stderr)
+	}
+	if cmd == "channel" { // started by a terminal claude: its stdin is the MCP session
+		return channelCmd(args, stdin, stdout, stderr)
 	}
 	c, ok := lookup(cmd)
 	if !ok {

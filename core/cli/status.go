@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -202,6 +203,14 @@ func formatStatus(s admin.Snapshot, now time.Time) string {
 		}
 		fmt.Fprintf(&b, "waiting for approval: %s wants %s (%s) for %s; what to do: %s answers in the chat (Allow / Deny), or agent.approval_timeout denies it\n",
 			a.Session, a.Tool, firstLine(a.Summary), now.Sub(a.Since).Round(time.Second), who)
+	}
+	for _, a := range s.Attached {
+		state := "attached"
+		if a.Waiting {
+			state = "waiting for its terminal to reconnect (the host restarted)"
+		}
+		fmt.Fprintf(&b, "terminal attached: %s (session %s, terminal session %s) since %s ago, %d answered: %s; /detach in the chat lets it go\n",
+			a.Chat, a.Session, cmp.Or(a.TerminalSession, "unknown"), now.Sub(a.Since).Round(time.Second), a.Answered, state)
 	}
 	if len(s.UnlistedGroups) > 0 {
 		fmt.Fprintf(&b, "groups that wrote but access.groups does not list (no answer there); to answer, add the id to access.groups and reload:\n")

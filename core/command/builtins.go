@@ -53,7 +53,7 @@ type call struct {
 // builtins are the built-in commands, in /help order.
 var builtins = []*builtin{
 	cmdNew, cmdReset, cmdStatus, cmdHelp, cmdCommands, cmdStop, cmdResume, cmdWhoami, cmdApprove, cmdDeny, cmdRevoke,
-	cmdVerbose, cmdModel, cmdEffort, cmdMode, cmdQueue, cmdAgent, cmdWorktree, cmdCompact, cmdPlan, cmdList, cmdSwitch, cmdName, cmdContinue, cmdDesktop, cmdSchedule, cmdUsage, cmdExport,
+	cmdVerbose, cmdModel, cmdEffort, cmdMode, cmdQueue, cmdAgent, cmdWorktree, cmdCompact, cmdPlan, cmdList, cmdSwitch, cmdName, cmdContinue, cmdDesktop, cmdDetach, cmdSchedule, cmdUsage, cmdExport,
 }
 
 // Builtins are the specs of the built-in commands, in /help order.

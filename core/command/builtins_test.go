@@ -22,7 +22,7 @@ func TestBuiltinTable(t *testing.T) {
 		{"new", control}, {"reset", control}, {"status", anyone}, {"help", anyone}, {"commands", anyone},
 		{"stop", control}, {"resume", owner}, {"whoami", anyone}, {"approve", owner}, {"deny", owner}, {"revoke", owner}, {"verbose", anyone},
 		{"model", control}, {"effort", control}, {"mode", control}, {"queue", control}, {"agent", control}, {"worktree", control}, {"compact", control},
-		{"plan", anyone}, {"list", anyone}, {"switch", control}, {"name", control}, {"continue", ownersChat}, {"desktop", ownersChat}, {"schedule", owner}, {"usage", anyone}, {"export", anyone},
+		{"plan", anyone}, {"list", anyone}, {"switch", control}, {"name", control}, {"continue", ownersChat}, {"desktop", ownersChat}, {"detach", owner}, {"schedule", owner}, {"usage", anyone}, {"export", anyone},
 	}
 	if len(builtins) != len(want) || len(Builtins) != len(want) || len(builtinByName) != len(want) {
 		t.Fatalf("%d built-ins (%d specs, %d names), want %d", len(builtins), len(Builtins), len(builtinByName), len(want))

@@ -136,6 +136,8 @@ type Handler struct {
 	// worktree and its branch when its agent has worktrees, else the
 	// agent's workspace and "".
 	Workdir func(key sessionkey.Key) (dir, branch string)
+	// Detach, when not nil, serves /detach (core/attach).
+	Detach func(key sessionkey.Key, m *message.Message) string
 
 	refresh sync.Mutex // one Refresh at a time: a late one never undoes a newer one
 }

@@ -41,6 +41,15 @@ var (
 		}}
 	cmdList = &builtin{name: "list", help: "this chat's earlier sessions",
 		run: func(h *Handler, c call) string { return h.list(c.ctx, c.key) }}
+	// /detach returns the chat from a terminal claude attached to it
+	// (`clawhost channel`) to its own session.
+	cmdDetach = &builtin{name: "detach", help: "return this chat from an attached terminal session to its own (owners)", needs: owner,
+		run: func(h *Handler, c call) string {
+			if h.Detach == nil {
+				return "No terminal is attached to this chat."
+			}
+			return h.Detach(c.key, c.m)
+		}}
 	cmdSwitch = &builtin{name: "switch", help: "go back to an earlier session: /switch N (from /list)", needs: control,
 		run: func(h *Handler, c call) string { return h.switchTo(c.ctx, c.key, strings.TrimSpace(c.args)) }}
 )

@@ -56,6 +56,7 @@ func newHandler(g *Gateway) *command.Handler {
 		Exporter: exporter{g},
 		Location: func() *time.Location { return g.settings().Turn.Location },
 		Workdir:  g.agents.Dir,
+		Detach:   g.opts.Detach,
 		Agents:   agentPort{g.agents},
 		// Only what agent.permission_modes lists is offered ("ask"
 		// included): policy is the file's, never widened from a chat.

@@ -185,6 +185,9 @@ type Options struct {
 	// their hooks (data_dir/agent-end), so a restart delivers them again;
 	// "" keeps them in memory only.
 	AgentEndSpool string
+	// Detach, when not nil, serves /detach: the chat leaves the terminal
+	// claude attached to it (core/attach).
+	Detach func(key sessionkey.Key, m *message.Message) string
 	// Ready, when set, is the gateway's readiness gate, closed once the
 	// journal is recovered (Start): the composer made it before the
 	// gateway so what arrives earlier waits on the same gate.

@@ -30,6 +30,10 @@ const (
 	// continued (forked or taken over) or handed back to the terminal
 	// (/continue, /desktop; Subject the session id, Detail the file).
 	AuditOwnerSession = "owner_session"
+	// AuditAttach: a terminal claude attached to an owner's chat, left it,
+	// was detached (/detach) or refused (Subject the chat; Decision
+	// attach, detach, fallback or refused).
+	AuditAttach = "attach"
 )
 
 // AuditEvent is one row of the audit trail: a decision about who may do
