@@ -218,6 +218,12 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		// on from the summary (the hooks' system prompt stays, so the
 		// warm process is kept).
 		prompt = "/compact"
+	} else if line, ok := t.claudeCommand(req.Key.Agent, msgs); ok {
+		// claude's own command or skill ("/greet Bob", "/cc compact"):
+		// the raw line, so that the CLI expands it; the envelope and the
+		// context around it would make it text.
+		prompt = line
+		t.memoryFlush(ctx, set, req.Key, &sess, last)
 	} else {
 		t.memoryFlush(ctx, set, req.Key, &sess, last)
 	}
@@ -231,6 +237,9 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	}
 	res, out := t.runAgent(ctx, set, req.Key, req.Entries[0].ID, prev, sess, fresh, prompt, system, last, ty, images)
 	t.opts.Observer.SetActiveRuns(int(t.active.Add(-1)))
+	if c := res.Commands; c != nil {
+		t.opts.ClaudeCommands.Saw(req.Key.Agent, c.Slash, c.Skills, c.Terminal)
+	}
 	if ctx.Err() != nil {
 		if res.Err != nil {
 			// Shutting down: the run was cut by the stop, not by the user.

@@ -14,6 +14,7 @@ package turn
 
 import (
 	"context"
+	"github.com/clawhost/clawhost/core/claudecmds"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -412,6 +413,10 @@ type Options struct {
 	// Prices price the turns claude did not (a cut turn's tokens); nil:
 	// the built-in prices and what completed turns showed.
 	Prices *usage.Prices
+	// ClaudeCommands, when not nil, are the agents' claude commands: a
+	// message naming one runs as claude's own command, and each turn's
+	// init lists are recorded in it.
+	ClaudeCommands *claudecmds.Catalog
 }
 
 // Turns runs turns. Safe for concurrent use (one turn per session at a
