@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -125,4 +126,37 @@ func TestClaudeCommandsTelegram(t *testing.T) {
 	tgWaitMessage(t, srv, tgAlice, "claude's /clear cannot run from a chat")
 	srv.PushText(dm, alice, "/cc")
 	tgWaitMessage(t, srv, tgAlice, "claude's commands", "/greet — Greet someone warmly")
+}
+
+// TestClaudeCommandsDiscord: the project's commands become Discord
+// application commands (claude's code-review keeps its '-'), and the slash
+// command /greet, picked from the menu, runs claude's command.
+func TestClaudeCommandsDiscord(t *testing.T) {
+	t.Parallel()
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	mod, ws := realClaudeIn(t, fake)
+	e := startDiscordDaemon(t, true, nil, mod, func(*Host) { writeClaudeCommands(t, ws) })
+	e.live(t, 1)
+	has := func(name, desc string) bool {
+		return slices.ContainsFunc(e.srv.Commands(""), func(c discordtest.Command) bool {
+			return c.Name == name && (desc == "" || c.Description == desc)
+		})
+	}
+	sdktest.WaitFor(t, "the project's commands among the application commands", func() bool {
+		return has("greet", "Greet someone warmly (claude)") && has("haiku", "") && has("cc", "") && has("status", "")
+	})
+	if has("status", "Project status report (claude)") {
+		t.Fatalf("status is claude's in the menu: %+v", e.srv.Commands(""))
+	}
+	in := e.srv.PushCommand(e.dm[dcAlice.ID], dcAlice, "greet", "Carol")
+	sdktest.WaitFor(t, "the slash command's answer", func() bool {
+		for _, s := range e.srv.Sent() {
+			if s.Interaction == in.ID && strings.Contains(s.Content, "GREETBODY please greet Carol warmly") {
+				return true
+			}
+		}
+		return false
+	})
+	sdktest.WaitFor(t, "claude's code-review from init", func() bool { return has("code-review", "") })
 }
