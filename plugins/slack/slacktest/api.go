@@ -18,6 +18,7 @@ import (
 var scopes = map[string]string{
 	"chat.postMessage": "chat:write", "chat.update": "chat:write", "reactions.add": "reactions:write",
 	"reactions.remove": "reactions:write", "users.info": "users:read", "conversations.info": "channels:read",
+	"conversations.replies": "channels:history",
 	"files.getUploadURLExternal": "files:write", "files.completeUploadExternal": "files:write", "file": "files:read",
 }
 
@@ -250,6 +251,8 @@ func (s *Server) serveMethod(w http.ResponseWriter, method string, form url.Valu
 		}
 		writeJSON(w, answer{"ok": true, "channel": answer{"id": cp.ID, "name": cp.Name, "is_im": cp.Type == "im",
 			"is_private": cp.Type == "group", "is_member": !cp.NotMember, "user": cp.User}})
+	case "conversations.replies":
+		s.replies(w, form)
 	case "chat.postMessage":
 		s.postMessage(w, form)
 	case "chat.update":
@@ -618,4 +621,43 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", f.Mimetype)
 	w.Header().Set("Content-Length", strconv.Itoa(len(f.Data)))
 	_, _ = w.Write(f.Data)
+}
+
+// replies answers conversations.replies: the thread's parent and its
+// replies (oldest first) up to latest (exclusive unless inclusive is
+// true or "1").
+func (s *Server) replies(w http.ResponseWriter, form url.Values) {
+	ch, ts, latest := form.Get("channel"), form.Get("ts"), form.Get("latest")
+	inclusive := form.Get("inclusive") == "true" || form.Get("inclusive") == "1"
+	s.mu.Lock()
+	var out []answer
+	for _, m := range s.msgs {
+		if m.Channel != ch || (m.TS != ts && m.ThreadTS != ts) {
+			continue
+		}
+		if latest != "" && (tsAfter(m.TS, latest) || (m.TS == latest && !inclusive)) {
+			continue
+		}
+		a := answer{"type": "message", "user": m.User, "text": m.Text, "ts": m.TS}
+		if m.ThreadTS != "" {
+			a["thread_ts"] = m.ThreadTS
+		}
+		if m.User == BotUserID {
+			a["bot_id"] = BotID
+		}
+		out = append(out, a)
+	}
+	s.mu.Unlock()
+	if len(out) == 0 {
+		fail(w, "thread_not_found")
+		return
+	}
+	writeJSON(w, answer{"ok": true, "messages": out, "has_more": false})
+}
+
+// tsAfter reports whether Slack ts a is later than b.
+func tsAfter(a, b string) bool {
+	x, _ := strconv.ParseFloat(a, 64)
+	y, _ := strconv.ParseFloat(b, 64)
+	return x > y
 }
