@@ -18,7 +18,7 @@ import (
 var scopes = map[string]string{
 	"chat.postMessage": "chat:write", "chat.update": "chat:write", "reactions.add": "reactions:write",
 	"reactions.remove": "reactions:write", "users.info": "users:read", "conversations.info": "channels:read",
-	"conversations.replies": "channels:history",
+	"conversations.replies":      "channels:history",
 	"files.getUploadURLExternal": "files:write", "files.completeUploadExternal": "files:write", "file": "files:read",
 }
 
