@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/core/envelope"
+	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -52,5 +54,37 @@ func TestSlackThreadContext(t *testing.T) {
 	// One conversations.replies for the thread, not one per message.
 	if n := len(e.srv.Requests("conversations.replies")); n != 1 {
 		t.Fatalf("conversations.replies called %d times, want 1", n)
+	}
+}
+
+// TestDiscordThreadContext: a Discord thread's first turn carries the
+// message it was started from (in the parent channel, with the thread's
+// id) and the thread's earlier messages; a later turn does not.
+func TestDiscordThreadContext(t *testing.T) {
+	t.Parallel()
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	mod, _ := realClaudeIn(t, fake)
+	e := startDiscordDaemon(t, true, nil, mod)
+	e.live(t, 1)
+	e.srv.Seed(discordtest.Message{ID: e.thread.ID, ChannelID: e.general.ID, Author: dcBob, Content: "STARTERPOST should we ship friday"})
+	e.srv.Seed(discordtest.Message{ChannelID: e.thread.ID, Author: dcCarol, Content: "EARLIERREPLY not before the tests pass"})
+	mention := "<@" + discordtest.BotID + "> "
+	e.srv.Push(discordtest.Message{ChannelID: e.thread.ID, Author: dcBob, Content: mention + "what do you think? FIRSTQ", Mentions: []discordtest.User{e.srv.Bot()}})
+	e.waitMessage(t, e.thread.ID, "FIRSTQ")
+	text := requestWith(fake, "FIRSTQ").LastUserText()
+	for _, want := range []string{envelope.ThreadMarker, "[Thread post by bob", "STARTERPOST should we ship friday",
+		"Source: " + envelope.SourceThread, "EARLIERREPLY not before the tests pass"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("the first turn's prompt lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Index(text, "STARTERPOST") > strings.Index(text, "EARLIERREPLY") {
+		t.Fatalf("not in order:\n%s", text)
+	}
+	e.srv.Push(discordtest.Message{ChannelID: e.thread.ID, Author: dcBob, Content: mention + "and now? SECONDQ", Mentions: []discordtest.User{e.srv.Bot()}})
+	e.waitMessage(t, e.thread.ID, "SECONDQ")
+	if second := requestWith(fake, "SECONDQ").LastUserText(); strings.Contains(second, "STARTERPOST") {
+		t.Fatalf("a later turn repeats the thread's context:\n%s", second)
 	}
 }
