@@ -218,13 +218,10 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		// on from the summary (the hooks' system prompt stays, so the
 		// warm process is kept).
 		prompt = "/compact"
-	} else if line, ok := t.claudeCommand(req.Key.Agent, msgs); ok {
-		// claude's own command or skill ("/greet Bob", "/cc compact"):
-		// the raw line, so that the CLI expands it; the envelope and the
-		// context around it would make it text.
-		prompt = line
-		t.memoryFlush(ctx, set, req.Key, &sess, last)
 	} else {
+		if line, ok := t.claudeCommand(req.Key.Agent, msgs); ok {
+			prompt = line // claude's own command, the raw line the CLI expands (claudecmd.go)
+		}
 		t.memoryFlush(ctx, set, req.Key, &sess, last)
 	}
 
