@@ -160,3 +160,21 @@ func TestClaudeCommandsDiscord(t *testing.T) {
 	})
 	sdktest.WaitFor(t, "claude's code-review from init", func() bool { return has("code-review", "") })
 }
+
+// TestClaudeCommandsSlack: on Slack claude's commands are subcommands of
+// the app's slash command: "/claw greet Dan" runs the project's greet.
+func TestClaudeCommandsSlack(t *testing.T) {
+	t.Parallel()
+	var ws string
+	e := startSlackDaemon(t, func(h *Host) {
+		ws = h.Agent.Attrs["workspace"].(string)
+		writeClaudeCommands(t, ws)
+	})
+	e.srv.Slash(slAlice.ID, e.dm, "/claw", "greet Dan")
+	e.waitMessage(t, e.dm, "", "GREETBODY please greet Dan warmly")
+	if r := requestWith(e.fake, "GREETBODY please greet Dan warmly"); r == nil || strings.Contains(r.LastUserText(), "[Slack") {
+		t.Fatalf("the request does not show /greet's expansion: %+v", r)
+	}
+	e.srv.Slash(slAlice.ID, e.dm, "/claw", "cc")
+	e.waitMessage(t, e.dm, "", "claude's commands", "/greet — Greet someone warmly")
+}
