@@ -9,12 +9,14 @@ package claudecmds
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Prefix is the command that reaches claude's own command of a name
@@ -169,29 +171,34 @@ func (c *Catalog) Lookup(agent, name string) (Command, bool) {
 }
 
 // project reads the workspace's .claude/commands/*.md and
-// .claude/skills/*/SKILL.md.
+// .claude/skills/*/SKILL.md. The workspace is claude's to write and the
+// host reads as itself, so no symlink is followed (a command file linked
+// to a secret of the host's would put it in every chat's menu) and only
+// regular files are opened (a FIFO would block).
 func (c *Catalog) project(agent string) []Command {
 	if c.workspace == nil {
 		return nil
 	}
 	ws := c.workspace(agent)
-	if ws == "" {
+	if ws == "" || !realDir(filepath.Join(ws, ".claude")) {
 		return nil
 	}
 	var out []Command
-	if ents, err := os.ReadDir(filepath.Join(ws, ".claude", "commands")); err == nil {
+	cmds := filepath.Join(ws, ".claude", "commands")
+	if ents, err := os.ReadDir(cmds); err == nil && realDir(cmds) {
 		for _, e := range ents {
 			name, ok := strings.CutSuffix(e.Name(), ".md")
-			if e.IsDir() || !ok || name == "" {
+			if !e.Type().IsRegular() || !ok || name == "" {
 				continue
 			}
-			out = append(out, Command{Name: name, Description: describe(filepath.Join(ws, ".claude", "commands", e.Name()), name)})
+			out = append(out, Command{Name: name, Description: describe(filepath.Join(cmds, e.Name()), name)})
 		}
 	}
-	if ents, err := os.ReadDir(filepath.Join(ws, ".claude", "skills")); err == nil {
+	skills := filepath.Join(ws, ".claude", "skills")
+	if ents, err := os.ReadDir(skills); err == nil && realDir(skills) {
 		for _, e := range ents {
-			p := filepath.Join(ws, ".claude", "skills", e.Name(), "SKILL.md")
-			if _, err := os.Stat(p); err == nil && e.IsDir() {
+			p := filepath.Join(skills, e.Name(), "SKILL.md")
+			if fi, err := os.Lstat(p); err == nil && e.IsDir() && fi.Mode().IsRegular() {
 				out = append(out, Command{Name: e.Name(), Description: describe(p, e.Name())})
 			}
 		}
@@ -199,15 +206,27 @@ func (c *Catalog) project(agent string) []Command {
 	return out
 }
 
+// realDir reports whether p is a directory and not a symlink.
+func realDir(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.IsDir()
+}
+
 // describe is a command file's description: its front matter's
 // "description:", else its first non-empty line, else "claude's <name>".
+// The file is opened without following a symlink and without blocking,
+// and read only when it is a regular file.
 func describe(path, name string) string {
-	f, err := os.Open(path)
+	fallback := "claude's " + name
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return "claude's " + name
+		return fallback
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fallback
+	}
+	sc := bufio.NewScanner(io.LimitReader(f, 64<<10))
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
 	front, first := false, ""
 	for i := 0; sc.Scan() && i < 40; i++ {
@@ -228,7 +247,7 @@ func describe(path, name string) string {
 		}
 	}
 	if first == "" {
-		return "claude's " + name
+		return fallback
 	}
 	return first
 }

@@ -3,7 +3,10 @@ package claudecmds
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestSplit(t *testing.T) {
@@ -85,4 +88,61 @@ func TestCommands(t *testing.T) {
 		t.Fatal("a nil catalog knows commands")
 	}
 	nilCat.Saw("main", []string{"x"}, nil, nil)
+}
+
+// TestProjectFilesNotFollowed: the workspace is claude's to write, the
+// menu is everyone's to read, and the host reads the files as itself: a
+// command file or folder that is a symlink (to a secret of the host's) is
+// not read, and a FIFO does not block the host.
+func TestProjectFilesNotFollowed(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	if err := os.WriteFile(secret, []byte("HOSTSECRET token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(outside, "cmds"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "cmds", "stolen.md"), []byte("HOSTSECRET2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{".claude/commands", ".claude/skills/evil"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(secret, filepath.Join(ws, ".claude/commands/leak.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(ws, ".claude/skills/evil/SKILL.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(ws, ".claude/commands/hang.md"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A second workspace whose commands folder is a symlink out.
+	ws2 := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws2, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "cmds"), filepath.Join(ws2, ".claude/commands")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []Command, 2)
+	go func() {
+		done <- New(func(string) string { return ws }, nil).Commands("main")
+		done <- New(func(string) string { return ws2 }, nil).Commands("main")
+	}()
+	for range 2 {
+		select {
+		case cmds := <-done:
+			for _, c := range cmds {
+				if strings.Contains(c.Description, "HOSTSECRET") || c.Name == "stolen" {
+					t.Fatalf("a file outside the workspace was read: %+v", cmds)
+				}
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("reading the commands blocked on a FIFO")
+		}
+	}
 }
