@@ -24,6 +24,9 @@ func (t *Turns) claudeCommand(agent string, msgs []message.Message) (string, boo
 	if _, _, _, directive := session.SplitDirective(text); !cc && (directive || t.MatchTrigger(text).Triggered) {
 		return "", false // clawhost's /model, /think, /new…: its own
 	}
+	if t.opts.ClaudeCommands.NotInChat(agent, name) != "" {
+		return "", false // the gateway told the chat why
+	}
 	if cmd, found := t.opts.ClaudeCommands.Lookup(agent, name); found {
 		name = cmd.Name
 	} else if !cc {
@@ -33,4 +36,10 @@ func (t *Turns) claudeCommand(agent string, msgs []message.Message) (string, boo
 		return "/" + name + " " + args, true
 	}
 	return "/" + name, true
+}
+
+// isSlashWord reports whether m is the sender's "/word …" (claudecmds.Split).
+func isSlashWord(m message.Message) bool {
+	_, _, _, ok := claudecmds.Split(m.Command())
+	return ok && m.Forward == nil
 }

@@ -16,6 +16,7 @@ import (
 	"context"
 	"github.com/clawhost/clawhost/core/claudecmds"
 	"io"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -499,7 +500,9 @@ func (t *Turns) MatchTrigger(text string) sessionreset.TriggerMatch {
 
 // Steer injects messages into the session's running turn.
 func (t *Turns) Steer(key string, msgs []message.Message) bool {
-	if !t.opts.Agent.CanSteer() {
+	if !t.opts.Agent.CanSteer() || slices.ContainsFunc(msgs, isSlashWord) {
+		// A "/word" may be one of claude's commands, which runs only as
+		// a turn's whole prompt: it waits for its own turn.
 		return false
 	}
 	set := t.settings()
