@@ -52,6 +52,7 @@ const (
 	SourceHistory   = "Chat history"
 	SourceReply     = "Replied message"
 	SourceForwarded = "Forwarded message"
+	SourceThread    = "Thread post"
 )
 
 // Untrusted is one piece of untrusted content.

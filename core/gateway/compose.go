@@ -64,6 +64,7 @@ func newHandler(g *Gateway) *command.Handler {
 		Approvals: func(key string) []string { return approvalLines(g.approvals, g.opts.Now(), key) },
 		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
 		HookWork:  g.work.lines,
+		Claude:    g.claudeMenu,
 		QueueMode: func(key sessionkey.Key) string {
 			instance, _, _ := strings.Cut(key.Chat, ":") // "<instance>:<kind>:<peer>"
 			return string(g.settings().Queue.ModeFor(instance))

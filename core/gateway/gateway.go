@@ -27,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/claudecmds"
 	"strings"
 	"sync"
 	"time"
@@ -203,6 +204,8 @@ type Gateway struct {
 	started  time.Time
 	commands *command.Registry
 	handler  *command.Handler
+	// claude is the agents' claude commands and skills.
+	claude *claudecmds.Catalog
 	// admission decides what happens to each arriving message.
 	admission *admission.Stage
 	// agents route chats to agents (bindings, /agent, worktrees).
@@ -283,7 +286,8 @@ func New(opts Options) *Gateway {
 	g.approvals = approval.New(g.delivery, approvalConfig(opts.Settings), log, opts.Now)
 	g.approvals.OnDecided(auditTrail{ctx, opts.Store, log}.tool)
 	g.prices = usage.NewPrices(pricesOf(opts.Settings.Budgets))
-	g.turns = turn.New(turn.Options{
+	g.claude = newClaudeCommands(g)
+	g.turns = turn.New(turn.Options{ClaudeCommands: g.claude,
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery, g}, Store: opts.Store,
 		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools, ToolRun: opts.ToolRun,
 		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) }, Clock: opts.Clock,

@@ -150,6 +150,9 @@ func (g *Gateway) route(key string, batch []arrival) {
 			}
 			g.command(head, inv)
 			return
+		} else if answer := g.claudeCommandAnswer(head.key.Agent, text); answer != "" {
+			g.respond(head, answer)
+			return
 		} else if command.IsAbortTrigger(text) && control {
 			// An abort word from a member who may not stop the session is
 			// an ordinary message.

@@ -75,6 +75,10 @@ type Message struct {
 	// sender shows it but did not write it (untrusted in the prompt, never
 	// a command).
 	Forward *channel.Forward `json:"forward,omitempty"`
+	// ThreadContext is what the message's thread hangs from (the parent
+	// post, then the thread's earlier messages), as the channel attached
+	// it; the first turn of the thread's session shows it as context.
+	ThreadContext []channel.ReplyTo `json:"thread_context,omitempty"`
 	// Received records that the message_received hooks were asked and
 	// what they decided (Body, CommandBody and Media already hold their
 	// rewrite and notes); nil: not asked yet. It is journaled before the
@@ -171,6 +175,12 @@ func Normalize(instance, source string, in channel.InboundMessage, now time.Time
 		m.ReplyTo = &r
 		if r.ToBot {
 			m.WasMentioned = true
+		}
+	}
+	for _, r := range in.ThreadContext {
+		r.Text, r.SenderName, r.MessageID, r.SenderID = cleanText(r.Text), cleanText(r.SenderName), cleanID(r.MessageID), cleanID(r.SenderID)
+		if strings.TrimSpace(r.Text) != "" {
+			m.ThreadContext = append(m.ThreadContext, r)
 		}
 	}
 	for _, md := range in.Media {

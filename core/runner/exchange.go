@@ -307,6 +307,10 @@ func (x *reading) read(ln line) (done bool) {
 		switch m.Subtype {
 		case "init":
 			x.res.SessionID = m.SessionID
+			var c Commands
+			if json.Unmarshal(ln.raw, &c) == nil && (c.Slash != nil || c.Skills != nil) {
+				x.res.Commands = &c
+			}
 		case "compact_boundary":
 			x.res.Compacted = true
 		}

@@ -164,6 +164,9 @@ type Result struct {
 	// Compacted is true when claude compacted the conversation during the turn
 	// (a system/compact_boundary message was seen); a new memory-flush cycle begins.
 	Compacted bool
+	// Commands are the slash commands and skills the CLI's system/init
+	// listed for this turn; nil when no init line was read.
+	Commands *Commands
 	// Steered is the number of messages added with Runner.Steer during the turn.
 	Steered int
 	// NewProcess is true when this turn started a claude process; false when it reused a
@@ -446,4 +449,13 @@ func addModels(a, b map[string]ModelUsage) map[string]ModelUsage {
 		a[name] = s
 	}
 	return a
+}
+
+// Commands are the lists of a system/init line: slash_commands (the
+// CLI's built-ins, skills and the project's and user's commands),
+// skills, and terminal_slash_commands (those it runs only in a terminal).
+type Commands struct {
+	Slash    []string `json:"slash_commands"`
+	Skills   []string `json:"skills"`
+	Terminal []string `json:"terminal_slash_commands"`
 }

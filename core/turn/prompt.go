@@ -188,6 +188,9 @@ func (t *Turns) buildPrompt(set Settings, sess store.Session, entry int64, msgs 
 			current = envelope.GroupHistoryMarked(hist, current, t.opts.BoundaryID)
 		}
 	}
+	if sess.Turns == 0 && len(last.ThreadContext) > 0 {
+		current = t.threadContext(set, last, current)
+	}
 	var parts []string
 	if last.IsGroup() && sess.Turns == 0 {
 		parts = append(parts, groupIntro(set, last, msgs, hist))

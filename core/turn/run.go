@@ -226,6 +226,9 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		// warm process is kept).
 		prompt = "/compact"
 	} else {
+		if line, ok := t.claudeCommand(req.Key.Agent, msgs); ok {
+			prompt = line // claude's own command, the raw line the CLI expands (claudecmd.go)
+		}
 		t.memoryFlush(ctx, set, req.Key, &sess, last)
 	}
 
@@ -238,6 +241,9 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	}
 	res, out := t.runAgent(ctx, set, req.Key, req.Entries[0].ID, prev, sess, fresh, prompt, system, last, ty, images, req.Began)
 	t.opts.Observer.SetActiveRuns(int(t.active.Add(-1)))
+	if c := res.Commands; c != nil {
+		t.opts.ClaudeCommands.Saw(req.Key.Agent, c.Slash, c.Skills, c.Terminal)
+	}
 	if ctx.Err() != nil {
 		if res.Err != nil {
 			// Shutting down: the run was cut by the stop, not by the user.

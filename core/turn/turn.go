@@ -14,7 +14,9 @@ package turn
 
 import (
 	"context"
+	"github.com/clawhost/clawhost/core/claudecmds"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -418,6 +420,10 @@ type Options struct {
 	// Prices price the turns claude did not (a cut turn's tokens); nil:
 	// the built-in prices and what completed turns showed.
 	Prices *usage.Prices
+	// ClaudeCommands, when not nil, are the agents' claude commands: a
+	// message naming one runs as claude's own command, and each turn's
+	// init lists are recorded in it.
+	ClaudeCommands *claudecmds.Catalog
 }
 
 // Turns runs turns. Safe for concurrent use (one turn per session at a
@@ -502,7 +508,9 @@ func (t *Turns) MatchTrigger(text string) sessionreset.TriggerMatch {
 
 // Steer injects messages into the session's running turn.
 func (t *Turns) Steer(key string, msgs []message.Message) bool {
-	if !t.opts.Agent.CanSteer() {
+	if !t.opts.Agent.CanSteer() || slices.ContainsFunc(msgs, isSlashWord) {
+		// A "/word" may be one of claude's commands, which runs only as
+		// a turn's whole prompt: it waits for its own turn.
 		return false
 	}
 	set := t.settings()

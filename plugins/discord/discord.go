@@ -87,6 +87,9 @@ type Adapter struct {
 	chans channelCache
 	retry chan struct{} // the operator asked to reconnect after a fatal close
 
+	// threadCtx are the threads whose context was attached (threadcontext.go).
+	threadCtx attached
+
 	mu       sync.Mutex
 	menu     []channel.MenuEntry // the host's commands, registered once the app id is known
 	menuDone bool

@@ -303,6 +303,10 @@ func (a *Adapter) toInbound(ctx context.Context, m *discordgo.Message) (channel.
 	if strings.TrimSpace(in.Text) == "" && len(in.Media) == 0 {
 		return channel.InboundMessage{}, false
 	}
+	if in.ThreadID != "" {
+		// What the thread hangs from, for its session's first turn.
+		in.ThreadContext = a.threadContext(ctx, info.ParentID, in.ThreadID, m.ID)
+	}
 	if a.cfg.ThreadPerConversation && in.ChatType == channel.ChatGroup && in.ThreadID == "" && mentioned {
 		if th := a.openThread(ctx, m, command); th != "" {
 			in.ThreadID = th

@@ -116,6 +116,10 @@ func (a *Adapter) toInbound(ctx context.Context, ev innerEvent) (channel.Inbound
 	if strings.TrimSpace(in.Text) == "" && len(in.Media) == 0 {
 		return channel.InboundMessage{}, false
 	}
+	if in.ThreadID != "" {
+		// What the thread hangs from, for its session's first turn.
+		in.ThreadContext = a.threadContext(ctx, ev.Channel, in.ThreadID, ev.TS)
+	}
 	if a.cfg.ReplyInThread && in.ChatType == channel.ChatGroup && in.ThreadID == "" && mentioned {
 		in.ThreadID = ev.TS
 	}

@@ -81,9 +81,11 @@ type Adapter struct {
 	retry   chan struct{} // the operator asked to reconnect after a fatal error
 
 	me      atomic.Pointer[identity]
-	threads threads   // threads the bot posted in (threads.go)
-	users   nameCache // user id → display name
-	chans   nameCache // channel id → name
+	threads threads // threads the bot posted in (threads.go)
+	// threadCtx are the threads whose context was attached (threadcontext.go).
+	threadCtx attached
+	users     nameCache // user id → display name
+	chans     nameCache // channel id → name
 
 	mu sync.Mutex
 	// dm maps a user id a Send addressed to the DM channel Slack posted in,

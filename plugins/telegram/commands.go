@@ -15,7 +15,7 @@ import (
 const maxCommands = 100
 
 // SetCommands implements channel.CommandMenu with setMyCommands. Names are
-// lowercased and stripped of a leading "/"; names longer than 32 characters
+// lowercased, stripped of a leading "/" and have '-' as '_'; names longer than 32 characters
 // or with characters outside [a-z0-9_], and duplicates, are skipped (and
 // logged). Empty descriptions become the command name; long ones are cut to
 // 256 characters. At most 100 commands are set.
@@ -30,7 +30,9 @@ func (a *Adapter) SetCommands(ctx context.Context, cmds []channel.MenuEntry) err
 	out := []botCommand{}
 	seen := map[string]bool{}
 	for _, c := range cmds {
-		name := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(c.Name), "/"))
+		// claude's "code-review" is offered as /code_review (the host
+		// reads '_' as '-' in claude's names).
+		name := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(strings.TrimSpace(c.Name), "/"), "-", "_"))
 		if !validCommandName(name) {
 			a.log.Info("command not shown in the telegram menu: telegram allows only 1-32 of a-z, 0-9 and _", "command", c.Name)
 			continue

@@ -102,7 +102,7 @@
 // Typing is sendChatAction "typing" (SetTyping with On=false does nothing:
 // Telegram clears it by itself); Edit is editMessageText, where "message
 // is not modified" counts as success and other failures are typed errors;
-// SetCommands is setMyCommands with names lowercased and entries Telegram
+// SetCommands is setMyCommands with names lowercased ('-' as '_') and entries Telegram
 // would refuse skipped with a log line.
 //
 // Failures are *channel.Error: 429 → rate_limited with RetryAfter from

@@ -159,7 +159,7 @@ func TestCapabilitiesOverTheWire(t *testing.T) {
 	if _, err := h.Plugin.DownloadMedia(ctx, "big", 1000, &buf); channel.CodeOf(err) != channel.CodeMessageTooLong {
 		t.Fatalf("download over the cap: %v", err)
 	}
-	if err := h.Plugin.SetCommands(ctx, []command.Spec{{Name: "new", Description: "fresh session"}, {Name: "bad-name", Description: "x"}}); err != nil {
+	if err := h.Plugin.SetCommands(ctx, []command.Spec{{Name: "new", Description: "fresh session"}, {Name: "bad.name", Description: "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	if c := srv.Commands(); len(c) != 1 || c[0].Command != "new" {

@@ -353,6 +353,13 @@ type InboundMessage struct {
 	// such text in the prompt as untrusted content and never reads it as
 	// a command. Nil: the sender's own message.
 	Forward *Forward
+	// ThreadContext, for a message in a thread or forum topic, is what the
+	// thread hangs from: the parent post first, then the thread's earlier
+	// messages, oldest first (not the message itself). A channel may
+	// attach it to every message of a thread or only to the first it
+	// sees; the host uses it on the first turn of the thread's session
+	// only, fenced as context. Nil: none, or the platform cannot say.
+	ThreadContext []ReplyTo
 }
 
 // Forward describes where a forwarded message came from.

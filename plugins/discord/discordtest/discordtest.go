@@ -78,6 +78,7 @@ const (
 	RouteReact        = "add_reaction"
 	RouteUnreact      = "remove_reaction"
 	RouteHistory      = "get_messages"
+	RouteGetMessage   = "get_message"
 	RouteTyping       = "typing"
 	RouteStartThread  = "start_thread"
 	RouteCallback     = "interaction_callback"
@@ -243,6 +244,24 @@ func (s *Server) Push(m Message) Message {
 	s.storeLocked(&m)
 	s.mu.Unlock()
 	s.gw.dispatch("MESSAGE_CREATE", m)
+	return m
+}
+
+// Seed stores a message written before the bot was there: no
+// MESSAGE_CREATE is dispatched; the REST API returns it.
+func (s *Server) Seed(m Message) Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m.ID == "" {
+		m.ID = s.newIDLocked()
+	}
+	if m.Timestamp.IsZero() {
+		m.Timestamp = time.Now().UTC()
+	}
+	if c, ok := s.channels[m.ChannelID]; ok && m.GuildID == "" {
+		m.GuildID = c.GuildID
+	}
+	s.storeLocked(&m)
 	return m
 }
 

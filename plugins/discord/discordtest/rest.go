@@ -54,6 +54,8 @@ func route(method, p string) (string, []string) {
 		return RouteCreate, []string{parts[1]}
 	case is("GET", "channels", "*", "messages"):
 		return RouteHistory, []string{parts[1]}
+	case is("GET", "channels", "*", "messages", "*"):
+		return RouteGetMessage, []string{parts[1], parts[3]}
 	case is("PATCH", "channels", "*", "messages", "*"):
 		return RouteEdit, []string{parts[1], parts[3]}
 	case is("POST", "channels", "*", "typing"):
@@ -197,6 +199,19 @@ func (s *Server) dispatchREST(w http.ResponseWriter, r *http.Request, name strin
 		s.react(w, params[0], params[1], params[2], name == RouteReact)
 	case RouteHistory:
 		s.getMessages(w, r, params[0])
+	case RouteGetMessage:
+		s.mu.Lock()
+		m, ok := s.messages[params[1]]
+		var cp Message
+		if ok && m.ChannelID == params[0] {
+			cp = *m
+		}
+		s.mu.Unlock()
+		if cp.ID == "" {
+			apiError(w, 404, 10008, "Unknown Message")
+			return
+		}
+		writeJSON(w, 200, cp)
 	case RouteTyping:
 		if !s.hasChannel(params[0]) {
 			apiError(w, 404, 10003, "Unknown Channel")
@@ -358,7 +373,7 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, channelID s
 	if l, err := strconv.Atoi(r.URL.Query().Get("limit")); err == nil && l > 0 && l <= 100 {
 		limit = l
 	}
-	after := r.URL.Query().Get("after")
+	after, before := r.URL.Query().Get("after"), r.URL.Query().Get("before")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.channels[channelID]; !ok {
@@ -367,7 +382,7 @@ func (s *Server) getMessages(w http.ResponseWriter, r *http.Request, channelID s
 	}
 	var picked []Message
 	for _, id := range s.history[channelID] {
-		if after == "" || Less(after, id) {
+		if (after == "" || Less(after, id)) && (before == "" || Less(id, before)) {
 			picked = append(picked, *s.messages[id])
 		}
 	}

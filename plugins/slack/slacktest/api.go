@@ -18,6 +18,7 @@ import (
 var scopes = map[string]string{
 	"chat.postMessage": "chat:write", "chat.update": "chat:write", "reactions.add": "reactions:write",
 	"reactions.remove": "reactions:write", "users.info": "users:read", "conversations.info": "channels:read",
+	"conversations.replies":      "channels:history",
 	"files.getUploadURLExternal": "files:write", "files.completeUploadExternal": "files:write", "file": "files:read",
 }
 
@@ -250,6 +251,8 @@ func (s *Server) serveMethod(w http.ResponseWriter, method string, form url.Valu
 		}
 		writeJSON(w, answer{"ok": true, "channel": answer{"id": cp.ID, "name": cp.Name, "is_im": cp.Type == "im",
 			"is_private": cp.Type == "group", "is_member": !cp.NotMember, "user": cp.User}})
+	case "conversations.replies":
+		s.replies(w, form)
 	case "chat.postMessage":
 		s.postMessage(w, form)
 	case "chat.update":

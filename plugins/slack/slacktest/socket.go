@@ -258,6 +258,17 @@ func (s *Server) Drop() {
 // for an app subscribed to both. It returns the message's ts and the
 // envelope ids.
 func (s *Server) Post(m Message) (string, []string) {
+	return s.post(m, true)
+}
+
+// Seed stores a message as written before the app was there: Slack
+// sends no event for it, conversations.replies lists it. It returns its ts.
+func (s *Server) Seed(m Message) string {
+	ts, _ := s.post(m, false)
+	return ts
+}
+
+func (s *Server) post(m Message, event bool) (string, []string) {
 	s.mu.Lock()
 	m.TS = s.tsLocked()
 	if m.User == "" {
@@ -272,6 +283,9 @@ func (s *Server) Post(m Message) (string, []string) {
 	}
 	s.notifyLocked()
 	s.mu.Unlock()
+	if !event {
+		return m.TS, nil
+	}
 	ev := map[string]any{"type": "message", "user": m.User, "text": m.Text, "ts": m.TS, "channel": m.Channel,
 		"channel_type": chType, "event_ts": m.TS}
 	if m.ThreadTS != "" {

@@ -258,6 +258,9 @@ func InboundToProto(m channel.InboundMessage, id uint64) *pb.InboundMessage {
 	if r := m.ReplyTo; r != nil {
 		out.ReplyTo = &pb.ReplyTo{MessageId: r.MessageID, Text: r.Text, SenderId: r.SenderID, SenderName: r.SenderName, ToBot: r.ToBot}
 	}
+	for _, r := range m.ThreadContext {
+		out.ThreadContext = append(out.ThreadContext, &pb.ReplyTo{MessageId: r.MessageID, Text: r.Text, SenderId: r.SenderID, SenderName: r.SenderName, ToBot: r.ToBot})
+	}
 	for _, md := range m.Media {
 		out.Media = append(out.Media, &pb.Media{Kind: string(md.Kind), Ref: md.Ref, Mime: md.MIME, Size: md.Size, Filename: md.Filename, Caption: md.Caption})
 	}
@@ -293,6 +296,9 @@ func InboundFromProto(m *pb.InboundMessage) channel.InboundMessage {
 	}
 	if r := m.GetReplyTo(); r != nil {
 		out.ReplyTo = &channel.ReplyTo{MessageID: r.GetMessageId(), Text: r.GetText(), SenderID: r.GetSenderId(), SenderName: r.GetSenderName(), ToBot: r.GetToBot()}
+	}
+	for _, r := range m.GetThreadContext() {
+		out.ThreadContext = append(out.ThreadContext, channel.ReplyTo{MessageID: r.GetMessageId(), Text: r.GetText(), SenderID: r.GetSenderId(), SenderName: r.GetSenderName(), ToBot: r.GetToBot()})
 	}
 	for _, md := range m.GetMedia() {
 		out.Media = append(out.Media, channel.Media{Kind: channel.MediaKind(md.GetKind()), Ref: md.GetRef(), MIME: md.GetMime(), Size: md.GetSize(), Filename: md.GetFilename(), Caption: md.GetCaption()})

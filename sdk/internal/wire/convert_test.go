@@ -131,3 +131,19 @@ func TestSendRendered(t *testing.T) {
 		t.Errorf("an older plugin reads %v", msg)
 	}
 }
+
+// TestThreadContext: a thread's parent and earlier messages cross the
+// wire in order; an older plugin's message has none.
+func TestThreadContext(t *testing.T) {
+	t.Parallel()
+	m := channel.InboundMessage{ChatID: "c", ThreadID: "t", Text: "q", ThreadContext: []channel.ReplyTo{
+		{MessageID: "p", Text: "parent", SenderID: "u2", SenderName: "Bob"},
+		{MessageID: "r", Text: "mine", SenderID: "b", SenderName: "bot", ToBot: true},
+	}}
+	if got := InboundFromProto(InboundToProto(m, 1)); !reflect.DeepEqual(got.ThreadContext, m.ThreadContext) {
+		t.Errorf("thread context: %+v, want %+v", got.ThreadContext, m.ThreadContext)
+	}
+	if got := InboundFromProto(&pb.InboundMessage{ChatId: "c"}); got.ThreadContext != nil {
+		t.Errorf("older message: thread context %+v", got.ThreadContext)
+	}
+}

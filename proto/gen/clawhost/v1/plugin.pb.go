@@ -1957,7 +1957,14 @@ type InboundMessage struct {
 	// message: the sender shows them but did not write them. The host puts
 	// such text in the prompt as untrusted and never reads it as a command.
 	// Absent from plugins built before the field existed.
-	Forward       *Forward `protobuf:"bytes,17,opt,name=forward,proto3" json:"forward,omitempty"`
+	Forward *Forward `protobuf:"bytes,17,opt,name=forward,proto3" json:"forward,omitempty"`
+	// thread_context, for a message in a thread or topic, is what the
+	// thread hangs from: the parent post first, then the thread's earlier
+	// messages, oldest first (the message itself not among them). A channel
+	// may attach it to every message of a thread, or only to the first it
+	// sees; the host uses it on the first turn of the thread's session
+	// only, fenced as context. Empty: none, or the platform cannot say.
+	ThreadContext []*ReplyTo `protobuf:"bytes,18,rep,name=thread_context,json=threadContext,proto3" json:"thread_context,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2107,6 +2114,13 @@ func (x *InboundMessage) GetAction() *Action {
 func (x *InboundMessage) GetForward() *Forward {
 	if x != nil {
 		return x.Forward
+	}
+	return nil
+}
+
+func (x *InboundMessage) GetThreadContext() []*ReplyTo {
+	if x != nil {
+		return x.ThreadContext
 	}
 	return nil
 }
@@ -5765,7 +5779,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04mime\x18\x03 \x01(\tR\x04mime\x12\x12\n" +
 	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x1a\n" +
 	"\bfilename\x18\x05 \x01(\tR\bfilename\x12\x18\n" +
-	"\acaption\x18\x06 \x01(\tR\acaption\"\xe5\x04\n" +
+	"\acaption\x18\x06 \x01(\tR\acaption\"\xa2\x05\n" +
 	"\x0eInboundMessage\x12\x1f\n" +
 	"\vdelivery_id\x18\x01 \x01(\x04R\n" +
 	"deliveryId\x12\x1b\n" +
@@ -5787,7 +5801,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x06edited\x18\x0e \x01(\bR\x06edited\x12%\n" +
 	"\x0eoversize_bytes\x18\x0f \x01(\x03R\roversizeBytes\x12+\n" +
 	"\x06action\x18\x10 \x01(\v2\x13.clawhost.v1.ActionR\x06action\x12.\n" +
-	"\aforward\x18\x11 \x01(\v2\x14.clawhost.v1.ForwardR\aforward\"6\n" +
+	"\aforward\x18\x11 \x01(\v2\x14.clawhost.v1.ForwardR\aforward\x12;\n" +
+	"\x0ethread_context\x18\x12 \x03(\v2\x14.clawhost.v1.ReplyToR\rthreadContext\"6\n" +
 	"\aForward\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x17\n" +
 	"\adate_ms\x18\x02 \x01(\x03R\x06dateMs\"D\n" +
@@ -6201,113 +6216,114 @@ var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	26, // 13: clawhost.v1.InboundMessage.media:type_name -> clawhost.v1.Media
 	29, // 14: clawhost.v1.InboundMessage.action:type_name -> clawhost.v1.Action
 	28, // 15: clawhost.v1.InboundMessage.forward:type_name -> clawhost.v1.Forward
-	30, // 16: clawhost.v1.ButtonRow.buttons:type_name -> clawhost.v1.Button
-	38, // 17: clawhost.v1.OutboundMedia.rendered_caption:type_name -> clawhost.v1.RenderedText
-	36, // 18: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
-	31, // 19: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
-	38, // 20: clawhost.v1.SendRequest.rendered:type_name -> clawhost.v1.RenderedText
-	1,  // 21: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 22: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
-	31, // 23: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
-	38, // 24: clawhost.v1.EditRequest.rendered:type_name -> clawhost.v1.RenderedText
-	1,  // 25: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 26: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
-	37, // 27: clawhost.v1.Call.send:type_name -> clawhost.v1.SendRequest
-	32, // 28: clawhost.v1.Call.ack:type_name -> clawhost.v1.AckRequest
-	40, // 29: clawhost.v1.Call.set_typing:type_name -> clawhost.v1.SetTypingRequest
-	42, // 30: clawhost.v1.Call.edit:type_name -> clawhost.v1.EditRequest
-	44, // 31: clawhost.v1.Call.react:type_name -> clawhost.v1.ReactRequest
-	39, // 32: clawhost.v1.CallResult.send:type_name -> clawhost.v1.SendResponse
-	33, // 33: clawhost.v1.CallResult.ack:type_name -> clawhost.v1.AckResponse
-	41, // 34: clawhost.v1.CallResult.set_typing:type_name -> clawhost.v1.SetTypingResponse
-	43, // 35: clawhost.v1.CallResult.edit:type_name -> clawhost.v1.EditResponse
-	45, // 36: clawhost.v1.CallResult.react:type_name -> clawhost.v1.ReactResponse
-	1,  // 37: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
-	50, // 38: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
-	1,  // 39: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
-	50, // 40: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
-	55, // 41: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 42: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
-	36, // 43: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
-	31, // 44: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
-	57, // 45: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
-	1,  // 46: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
-	55, // 47: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 48: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
-	60, // 49: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
-	1,  // 50: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
-	55, // 51: clawhost.v1.MessageReceivedRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 52: clawhost.v1.MessageReceivedRequest.sender:type_name -> clawhost.v1.Sender
-	60, // 53: clawhost.v1.MessageReceivedRequest.attachments:type_name -> clawhost.v1.Attachment
-	63, // 54: clawhost.v1.MessageReceivedResponse.notes:type_name -> clawhost.v1.Note
-	1,  // 55: clawhost.v1.MessageReceivedResponse.error:type_name -> clawhost.v1.PluginError
-	55, // 56: clawhost.v1.MessageSendingRequest.conversation:type_name -> clawhost.v1.Conversation
-	66, // 57: clawhost.v1.MessageSendingResponse.media:type_name -> clawhost.v1.MediaFile
-	1,  // 58: clawhost.v1.MessageSendingResponse.error:type_name -> clawhost.v1.PluginError
-	55, // 59: clawhost.v1.AgentEndRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 60: clawhost.v1.AgentEndRequest.sender:type_name -> clawhost.v1.Sender
-	68, // 61: clawhost.v1.AgentEndRequest.tool_steps:type_name -> clawhost.v1.ToolStep
-	1,  // 62: clawhost.v1.AgentEndResponse.error:type_name -> clawhost.v1.PluginError
-	72, // 63: clawhost.v1.ListToolsResponse.tools:type_name -> clawhost.v1.ToolSpec
-	55, // 64: clawhost.v1.CallToolRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 65: clawhost.v1.CallToolRequest.sender:type_name -> clawhost.v1.Sender
-	75, // 66: clawhost.v1.CallToolResponse.files:type_name -> clawhost.v1.ToolFile
-	1,  // 67: clawhost.v1.CallToolResponse.error:type_name -> clawhost.v1.PluginError
-	2,  // 68: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
-	7,  // 69: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
-	9,  // 70: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
-	11, // 71: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
-	14, // 72: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
-	21, // 73: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
-	17, // 74: clawhost.v1.PluginService.Probe:input_type -> clawhost.v1.ProbeRequest
-	23, // 75: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
-	32, // 76: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	34, // 77: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
-	37, // 78: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	40, // 79: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	42, // 80: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	44, // 81: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	48, // 82: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	51, // 83: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	46, // 84: clawhost.v1.ChannelService.Calls:input_type -> clawhost.v1.Call
-	53, // 85: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	56, // 86: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	59, // 87: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	62, // 88: clawhost.v1.MessageReceivedService.MessageReceived:input_type -> clawhost.v1.MessageReceivedRequest
-	65, // 89: clawhost.v1.MessageSendingService.MessageSending:input_type -> clawhost.v1.MessageSendingRequest
-	69, // 90: clawhost.v1.AgentEndService.AgentEnd:input_type -> clawhost.v1.AgentEndRequest
-	71, // 91: clawhost.v1.ToolService.ListTools:input_type -> clawhost.v1.ListToolsRequest
-	74, // 92: clawhost.v1.ToolService.CallTool:input_type -> clawhost.v1.CallToolRequest
-	3,  // 93: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	8,  // 94: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	10, // 95: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
-	13, // 96: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	15, // 97: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
-	22, // 98: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
-	18, // 99: clawhost.v1.PluginService.Probe:output_type -> clawhost.v1.ProbeResponse
-	27, // 100: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	33, // 101: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	35, // 102: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
-	39, // 103: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	41, // 104: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	43, // 105: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	45, // 106: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	49, // 107: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	52, // 108: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	47, // 109: clawhost.v1.ChannelService.Calls:output_type -> clawhost.v1.CallResult
-	54, // 110: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	58, // 111: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	61, // 112: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	64, // 113: clawhost.v1.MessageReceivedService.MessageReceived:output_type -> clawhost.v1.MessageReceivedResponse
-	67, // 114: clawhost.v1.MessageSendingService.MessageSending:output_type -> clawhost.v1.MessageSendingResponse
-	70, // 115: clawhost.v1.AgentEndService.AgentEnd:output_type -> clawhost.v1.AgentEndResponse
-	73, // 116: clawhost.v1.ToolService.ListTools:output_type -> clawhost.v1.ListToolsResponse
-	76, // 117: clawhost.v1.ToolService.CallTool:output_type -> clawhost.v1.CallToolResponse
-	93, // [93:118] is the sub-list for method output_type
-	68, // [68:93] is the sub-list for method input_type
-	68, // [68:68] is the sub-list for extension type_name
-	68, // [68:68] is the sub-list for extension extendee
-	0,  // [0:68] is the sub-list for field type_name
+	25, // 16: clawhost.v1.InboundMessage.thread_context:type_name -> clawhost.v1.ReplyTo
+	30, // 17: clawhost.v1.ButtonRow.buttons:type_name -> clawhost.v1.Button
+	38, // 18: clawhost.v1.OutboundMedia.rendered_caption:type_name -> clawhost.v1.RenderedText
+	36, // 19: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
+	31, // 20: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	38, // 21: clawhost.v1.SendRequest.rendered:type_name -> clawhost.v1.RenderedText
+	1,  // 22: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 23: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
+	31, // 24: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	38, // 25: clawhost.v1.EditRequest.rendered:type_name -> clawhost.v1.RenderedText
+	1,  // 26: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 27: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
+	37, // 28: clawhost.v1.Call.send:type_name -> clawhost.v1.SendRequest
+	32, // 29: clawhost.v1.Call.ack:type_name -> clawhost.v1.AckRequest
+	40, // 30: clawhost.v1.Call.set_typing:type_name -> clawhost.v1.SetTypingRequest
+	42, // 31: clawhost.v1.Call.edit:type_name -> clawhost.v1.EditRequest
+	44, // 32: clawhost.v1.Call.react:type_name -> clawhost.v1.ReactRequest
+	39, // 33: clawhost.v1.CallResult.send:type_name -> clawhost.v1.SendResponse
+	33, // 34: clawhost.v1.CallResult.ack:type_name -> clawhost.v1.AckResponse
+	41, // 35: clawhost.v1.CallResult.set_typing:type_name -> clawhost.v1.SetTypingResponse
+	43, // 36: clawhost.v1.CallResult.edit:type_name -> clawhost.v1.EditResponse
+	45, // 37: clawhost.v1.CallResult.react:type_name -> clawhost.v1.ReactResponse
+	1,  // 38: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
+	50, // 39: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
+	1,  // 40: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
+	50, // 41: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
+	55, // 42: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 43: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
+	36, // 44: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
+	31, // 45: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
+	57, // 46: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
+	1,  // 47: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
+	55, // 48: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 49: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
+	60, // 50: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
+	1,  // 51: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
+	55, // 52: clawhost.v1.MessageReceivedRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 53: clawhost.v1.MessageReceivedRequest.sender:type_name -> clawhost.v1.Sender
+	60, // 54: clawhost.v1.MessageReceivedRequest.attachments:type_name -> clawhost.v1.Attachment
+	63, // 55: clawhost.v1.MessageReceivedResponse.notes:type_name -> clawhost.v1.Note
+	1,  // 56: clawhost.v1.MessageReceivedResponse.error:type_name -> clawhost.v1.PluginError
+	55, // 57: clawhost.v1.MessageSendingRequest.conversation:type_name -> clawhost.v1.Conversation
+	66, // 58: clawhost.v1.MessageSendingResponse.media:type_name -> clawhost.v1.MediaFile
+	1,  // 59: clawhost.v1.MessageSendingResponse.error:type_name -> clawhost.v1.PluginError
+	55, // 60: clawhost.v1.AgentEndRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 61: clawhost.v1.AgentEndRequest.sender:type_name -> clawhost.v1.Sender
+	68, // 62: clawhost.v1.AgentEndRequest.tool_steps:type_name -> clawhost.v1.ToolStep
+	1,  // 63: clawhost.v1.AgentEndResponse.error:type_name -> clawhost.v1.PluginError
+	72, // 64: clawhost.v1.ListToolsResponse.tools:type_name -> clawhost.v1.ToolSpec
+	55, // 65: clawhost.v1.CallToolRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 66: clawhost.v1.CallToolRequest.sender:type_name -> clawhost.v1.Sender
+	75, // 67: clawhost.v1.CallToolResponse.files:type_name -> clawhost.v1.ToolFile
+	1,  // 68: clawhost.v1.CallToolResponse.error:type_name -> clawhost.v1.PluginError
+	2,  // 69: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
+	7,  // 70: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
+	9,  // 71: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
+	11, // 72: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
+	14, // 73: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
+	21, // 74: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
+	17, // 75: clawhost.v1.PluginService.Probe:input_type -> clawhost.v1.ProbeRequest
+	23, // 76: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
+	32, // 77: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
+	34, // 78: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	37, // 79: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	40, // 80: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	42, // 81: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	44, // 82: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	48, // 83: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	51, // 84: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	46, // 85: clawhost.v1.ChannelService.Calls:input_type -> clawhost.v1.Call
+	53, // 86: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	56, // 87: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	59, // 88: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	62, // 89: clawhost.v1.MessageReceivedService.MessageReceived:input_type -> clawhost.v1.MessageReceivedRequest
+	65, // 90: clawhost.v1.MessageSendingService.MessageSending:input_type -> clawhost.v1.MessageSendingRequest
+	69, // 91: clawhost.v1.AgentEndService.AgentEnd:input_type -> clawhost.v1.AgentEndRequest
+	71, // 92: clawhost.v1.ToolService.ListTools:input_type -> clawhost.v1.ListToolsRequest
+	74, // 93: clawhost.v1.ToolService.CallTool:input_type -> clawhost.v1.CallToolRequest
+	3,  // 94: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	8,  // 95: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	10, // 96: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
+	13, // 97: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	15, // 98: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
+	22, // 99: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
+	18, // 100: clawhost.v1.PluginService.Probe:output_type -> clawhost.v1.ProbeResponse
+	27, // 101: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	33, // 102: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	35, // 103: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	39, // 104: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	41, // 105: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	43, // 106: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	45, // 107: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	49, // 108: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	52, // 109: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	47, // 110: clawhost.v1.ChannelService.Calls:output_type -> clawhost.v1.CallResult
+	54, // 111: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	58, // 112: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	61, // 113: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	64, // 114: clawhost.v1.MessageReceivedService.MessageReceived:output_type -> clawhost.v1.MessageReceivedResponse
+	67, // 115: clawhost.v1.MessageSendingService.MessageSending:output_type -> clawhost.v1.MessageSendingResponse
+	70, // 116: clawhost.v1.AgentEndService.AgentEnd:output_type -> clawhost.v1.AgentEndResponse
+	73, // 117: clawhost.v1.ToolService.ListTools:output_type -> clawhost.v1.ListToolsResponse
+	76, // 118: clawhost.v1.ToolService.CallTool:output_type -> clawhost.v1.CallToolResponse
+	94, // [94:119] is the sub-list for method output_type
+	69, // [69:94] is the sub-list for method input_type
+	69, // [69:69] is the sub-list for extension type_name
+	69, // [69:69] is the sub-list for extension extendee
+	0,  // [0:69] is the sub-list for field type_name
 }
 
 func init() { file_clawhost_v1_plugin_proto_init() }
