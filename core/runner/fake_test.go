@@ -429,7 +429,11 @@ func TestResultWrittenAsTheStopComesIsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-turn.Events() // claude is writing
+	for ev := range turn.Events() {
+		if ev.Kind != EventBegan {
+			break // claude is writing (began came as it read the prompt)
+		}
+	}
 	cancel()
 	if res := turn.Wait(); res.Err != nil || res.Text != "late answer" {
 		t.Fatalf("result %+v err %v", res, res.Err)

@@ -415,7 +415,7 @@ func TestRealToolProgress(t *testing.T) {
 	if tool == nil || tool.Name != "Bash" || tool.Summary != "echo tool-ran-ok" {
 		t.Fatalf("tool event %+v (events %v)", tool, kinds)
 	}
-	if want := "text,tool_use,text,result"; strings.Join(kinds, ",") != want {
+	if want := "began,text,tool_use,text,result"; strings.Join(kinds, ",") != want {
 		t.Fatalf("events %v, want %s", kinds, want)
 	}
 	if res.Streamed != "Let me check.\n\necho: tool-ran-ok" || res.NumTurns != 2 {
@@ -629,8 +629,8 @@ func TestRealAgents(t *testing.T) {
 			t.Errorf("agent %q: claude did not work in %s", c.agent, c.ws)
 		}
 	}
-	if _, err := e.r.Run(context.Background(), TurnRequest{Agent: "ops", SessionID: uuid.NewString(), NewSession: true, Prompt: "x", PermissionMode: "plan"}); err == nil {
-		t.Error("a permission mode the agent does not offer was accepted")
+	if _, err := e.r.Run(context.Background(), TurnRequest{Agent: "ops", SessionID: uuid.NewString(), NewSession: true, Prompt: "x", PermissionMode: "acceptEdits"}); err == nil {
+		t.Error("a permission mode the agent does not offer was accepted (plan is the one any turn may ask for)")
 	}
 	if _, err := e.r.Run(context.Background(), TurnRequest{Agent: "nobody", SessionID: uuid.NewString(), NewSession: true, Prompt: "x"}); err == nil {
 		t.Error("a turn of an agent nobody configured ran (with another agent's workspace)")
