@@ -500,17 +500,31 @@ func (c Config) baseEnv(host []string) []string {
 	for _, k := range keys {
 		e = append(e, k+"="+c.Env[k])
 	}
-	return e
+	// Last, so that agent.env cannot turn it off: see NoBackgroundTasks.
+	return append(e, NoBackgroundTasks)
 }
+
+// NoBackgroundTasks keeps claude's work inside the turn that started it. claude
+// 2.1.330 starts every Agent (Task) sub-agent in the background unless told
+// otherwise (run_in_background unset counts as background): the turn's result
+// comes at once, and when the sub-agent finishes, claude starts a turn of its own
+// whose result (result_index 1) nobody asked for — in a process the host may have
+// stopped by then (idle timeout, eviction, /stop, a restart), with the work gone.
+// With this variable the Agent and Bash tools lose their run_in_background
+// parameter and a sub-agent runs in the foreground: its report is the tool's
+// result in the same turn. It is set last, whatever agent.env says.
+const NoBackgroundTasks = "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1"
 
 // DefaultDisallowedTools are claude's tools that produce output after the
 // turn that used them has ended: a wake-up or cron job claude schedules for
-// itself, a monitor, a command left running in the background. clawhost reads
+// itself, a monitor, a command or a sub-agent left running in the background
+// (NoBackgroundTasks already takes run_in_background from their schemas; the
+// rules deny it to a claude that ignores the variable). clawhost reads
 // claude's output only during a turn, so what they produced reached nobody (a
 // ScheduleWakeup fired 89 s later, the API was called and the reply was
 // dropped). They are disallowed in every process, whatever the config says;
 // OpenClaw disallows the same.
-var DefaultDisallowedTools = []string{"ScheduleWakeup", "CronCreate", "CronDelete", "CronList", "Monitor", "Bash(run_in_background:true)"}
+var DefaultDisallowedTools = []string{"ScheduleWakeup", "CronCreate", "CronDelete", "CronList", "Monitor", "Bash(run_in_background:true)", "Agent(run_in_background:true)"}
 
 // disallowed is DefaultDisallowedTools followed by the configured ones not
 // among them.
