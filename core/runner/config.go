@@ -95,6 +95,9 @@ type Config struct {
 	DisallowedTools []string
 	// MCPConfig are MCP config files or JSON strings, passed as --mcp-config.
 	MCPConfig []string
+	// MCPServers are the agent's own MCP servers, passed as one more
+	// --mcp-config: a 0600 file in the process's TMPDIR (mcpServersFile).
+	MCPServers []MCPServer
 	// AddDirs are extra directories the tools may access, each passed as --add-dir.
 	AddDirs []string
 	// SystemPrompt is text appended to Claude Code's system prompt on every process start.
@@ -345,6 +348,8 @@ type launch struct {
 	// and tools the tools it allows without asking.
 	mcp   string
 	tools []string
+	// servers is the file of Config.MCPServers, "" for none.
+	servers string
 	// mcpAsked is the MCP config the turn named: mcp may be a copy of it the process's
 	// user can read; a warm process is matched by the one named.
 	mcpAsked string
@@ -395,6 +400,9 @@ func (c Config) args(l launch) []string {
 	}
 	if l.mcp != "" {
 		a = append(a, "--mcp-config", l.mcp)
+	}
+	if l.servers != "" {
+		a = append(a, "--mcp-config", l.servers)
 	}
 	for _, d := range c.AddDirs {
 		a = append(a, "--add-dir", d)

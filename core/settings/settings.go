@@ -369,6 +369,7 @@ func runnerConfig(cfg *config.Config, a *config.Agent) (runner.Config, error) {
 		AllowedTools:     a.AllowedTools,
 		DisallowedTools:  a.DisallowedTools,
 		MCPConfig:        a.MCPConfig,
+		MCPServers:       mcpServers(a.MCPServers),
 		AddDirs:          a.AddDirs,
 		SystemPrompt:     a.SystemPrompt,
 		SystemPromptFile: a.SystemPromptFile,
@@ -555,4 +556,13 @@ func claudeCommand(command string) string {
 		return f.Path
 	}
 	return command
+}
+
+// mcpServers are an agent's mcp_server blocks as the runner takes them.
+func mcpServers(in []config.MCPServer) []runner.MCPServer {
+	var out []runner.MCPServer
+	for _, s := range in {
+		out = append(out, runner.MCPServer{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env})
+	}
+	return out
 }
