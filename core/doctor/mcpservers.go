@@ -1,0 +1,33 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+
+	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/pluginhost"
+)
+
+// doctorMCPServers checks the agents' mcp_server commands: each is found
+// (a bare name in PATH, a path an executable file). A missing one fails: claude
+// would start that agent without the server's tools and say so to nobody.
+func doctorMCPServers(_ context.Context, cfg *config.Config, _ *pluginhost.Supervisor) []Check {
+	var out []Check
+	for _, a := range cfg.AllAgents() {
+		for _, s := range a.MCPServers {
+			name := fmt.Sprintf("MCP server %q (agent %s)", s.Name, a.ID)
+			if err := config.LookCommand(s.Command); err != nil {
+				out = append(out, Check{Name: name, Verdict: VerdictFail, Found: err.Error(),
+					Do: "install " + s.Command + " or write its full path in mcp_server \"" + s.Name + "\"; in the sandbox it must lie in what claude may read (/usr, /bin, /opt, the workspace, agent.expose)"})
+				continue
+			}
+			path := s.Command
+			if p, err := exec.LookPath(s.Command); err == nil {
+				path = p
+			}
+			out = append(out, Check{Name: name, Verdict: VerdictOK, Found: path})
+		}
+	}
+	return out
+}
