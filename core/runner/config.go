@@ -98,6 +98,9 @@ type Config struct {
 	// MCPServers are the agent's own MCP servers, passed as one more
 	// --mcp-config: a 0600 file in the process's TMPDIR (mcpServersFile).
 	MCPServers []MCPServer
+	// MCPApprovals is the file of the owners' approvals of the workspaces'
+	// .mcp.json (ApproveProjectMCP); "" never loads one.
+	MCPApprovals string
 	// AddDirs are extra directories the tools may access, each passed as --add-dir.
 	AddDirs []string
 	// SystemPrompt is text appended to Claude Code's system prompt on every process start.
@@ -348,8 +351,9 @@ type launch struct {
 	// and tools the tools it allows without asking.
 	mcp   string
 	tools []string
-	// servers is the file of Config.MCPServers, "" for none.
-	servers string
+	// servers is the file of Config.MCPServers, project the approved
+	// workspace .mcp.json's copy; "" for none.
+	servers, project string
 	// mcpAsked is the MCP config the turn named: mcp may be a copy of it the process's
 	// user can read; a warm process is matched by the one named.
 	mcpAsked string
@@ -401,8 +405,10 @@ func (c Config) args(l launch) []string {
 	if l.mcp != "" {
 		a = append(a, "--mcp-config", l.mcp)
 	}
-	if l.servers != "" {
-		a = append(a, "--mcp-config", l.servers)
+	for _, m := range []string{l.project, l.servers} {
+		if m != "" {
+			a = append(a, "--mcp-config", m)
+		}
 	}
 	for _, d := range c.AddDirs {
 		a = append(a, "--add-dir", d)

@@ -370,6 +370,7 @@ func runnerConfig(cfg *config.Config, a *config.Agent) (runner.Config, error) {
 		DisallowedTools:  a.DisallowedTools,
 		MCPConfig:        a.MCPConfig,
 		MCPServers:       mcpServers(a.MCPServers),
+		MCPApprovals:     filepath.Join(cfg.DataDir, MCPApprovalsFile),
 		AddDirs:          a.AddDirs,
 		SystemPrompt:     a.SystemPrompt,
 		SystemPromptFile: a.SystemPromptFile,
@@ -557,6 +558,10 @@ func claudeCommand(command string) string {
 	}
 	return command
 }
+
+// MCPApprovalsFile is where, in data_dir, the owners' approvals of the
+// workspaces' .mcp.json are kept (clawhost mcp-approve).
+const MCPApprovalsFile = "mcp-approvals.json"
 
 // mcpServers are an agent's mcp_server blocks as the runner takes them.
 func mcpServers(in []config.MCPServer) []runner.MCPServer {
