@@ -88,3 +88,68 @@ func TestAgentMCPServer(t *testing.T) {
 		t.Fatalf("the config lacks the block: %v", err)
 	}
 }
+
+// TestWorkspaceMCPApproval: the workspace's .mcp.json starts nothing until
+// `clawhost mcp-approve` (the real binary) records it; then a new claude of
+// the agent offers its server's tool; once the file changes, the next new
+// claude leaves it out again (a changed file needs a new approval).
+func TestWorkspaceMCPApproval(t *testing.T) {
+	t.Parallel()
+	bin := clClaudeBin(t)
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	srv := telegramtest.NewServer(tgToken)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "workspace")
+	server := filepath.Join(ws, "tools", "mcpecho")
+	if out, err := exec.Command("go", "build", "-o", server, "./testdata/mcpecho").CombinedOutput(); err != nil {
+		t.Fatalf("build the MCP server: %v\n%s", err, out)
+	}
+	mcpJSON := filepath.Join(ws, ".mcp.json")
+	write := func(name string) {
+		t.Helper()
+		if err := os.WriteFile(mcpJSON, fmt.Appendf(nil, `{"mcpServers":{%q:{"command":%q}}}`, name, server), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("wsecho")
+	d := Start(t, Host{
+		Dir:      dir,
+		Agent:    RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": ws, "timeout": "60s"}),
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002", "tg:1003"}},
+		Admin:    Attrs{"listen": ""},
+		Messages: Attrs{"streaming": "off"},
+		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
+	})
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	// ask sends text from a chat of its own (a new claude process) and
+	// returns the request that carried it.
+	ask := func(chat int64, text string) string {
+		t.Helper()
+		srv.PushText(telegramtest.PrivateChat(chat), tgUser(chat, "U"), text)
+		tgWaitMessage(t, srv, chat, text)
+		for _, r := range fake.Requests() {
+			if strings.Contains(r.LastUserText(), text) {
+				return string(r.Body)
+			}
+		}
+		t.Fatalf("no request carried %q", text)
+		return ""
+	}
+	if strings.Contains(ask(tgAlice, "before-approval"), "mcp__wsecho__") {
+		t.Fatal("the workspace's .mcp.json was loaded without an approval")
+	}
+	out := teamCLI(t, d.ConfigPath(), "mcp-approve")
+	if !strings.Contains(string(out), "Approved "+mcpJSON+" for agent main") {
+		t.Fatalf("mcp-approve said %q", out)
+	}
+	if !strings.Contains(ask(1002, "after-approval"), "mcp__wsecho__token_hash") {
+		t.Fatal("the approved .mcp.json's server is not offered")
+	}
+	write("changed")
+	if body := ask(1003, "after-change"); strings.Contains(body, "mcp__changed__") || strings.Contains(body, "mcp__wsecho__") {
+		t.Fatal("a .mcp.json changed since its approval was loaded")
+	}
+	sdktest.WaitFor(t, "the log line for the changed file", func() bool { return strings.Contains(d.Log(), "changed since it was approved") })
+}
