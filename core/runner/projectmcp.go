@@ -106,22 +106,8 @@ func projectMCP(c *Config, dir, tmp string) (path string, unapproved error) {
 	if c.MCPApprovals == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ProjectMCPFile))
-	if err != nil {
-		return "", nil
-	}
-	all, err := ReadMCPApprovals(c.MCPApprovals)
-	if err != nil {
-		return "", err
-	}
-	a, ok := all[c.Name]
-	switch {
-	case !ok:
-		return "", fmt.Errorf("%s is not approved: its servers are not started (clawhost mcp-approve %s)", filepath.Join(dir, ProjectMCPFile), c.Name)
-	case a.SHA256 != digest(b):
-		return "", fmt.Errorf("%s changed since it was approved: its servers are not started until it is approved again (clawhost mcp-approve %s)", filepath.Join(dir, ProjectMCPFile), c.Name)
-	}
-	if _, err := projectServers(b); err != nil {
+	b, err := ApprovedProjectMCP(c.MCPApprovals, c.Name, dir)
+	if b == nil {
 		return "", err
 	}
 	own := filepath.Join(tmp, "project-mcp.json")
@@ -134,4 +120,30 @@ func projectMCP(c *Config, dir, tmp string) (path string, unapproved error) {
 		}
 	}
 	return own, nil
+}
+
+// ApprovedProjectMCP is dir's .mcp.json when agent's approval in the
+// approvals file is of these bytes; nil without a file (no error) or when
+// it is not approved as it is (the error says why and what to run).
+func ApprovedProjectMCP(approvals, agent, dir string) ([]byte, error) {
+	file := filepath.Join(dir, ProjectMCPFile)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil
+	}
+	all, err := ReadMCPApprovals(approvals)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := all[agent]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("%s is not approved: its servers are not started (clawhost mcp-approve %s)", file, agent)
+	case a.SHA256 != digest(b):
+		return nil, fmt.Errorf("%s changed since it was approved: its servers are not started until it is approved again (clawhost mcp-approve %s)", file, agent)
+	}
+	if _, err := projectServers(b); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
