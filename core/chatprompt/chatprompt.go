@@ -48,6 +48,9 @@ type Chat struct {
 	MaxFileMB int
 	// Reactions: the channel sets reactions and the react tool is there.
 	Reactions bool
+	// Schedule: the schedule_message tool is there (what to use instead of
+	// work that would outlive the answer).
+	Schedule bool
 	// Date is today in Location; Zone names the zone.
 	Date time.Time
 	Zone string

@@ -31,7 +31,7 @@ func declared(ch channel.Channel, name string, typ channel.ChatType) Chat {
 	caps := ch.Capabilities()
 	_, react := ch.(channel.Reactor)
 	return Chat{Channel: cmp.Or(caps.DisplayName, name), Markup: caps.Markup, MaxText: caps.MaxTextLength, Type: typ,
-		Files: slices.Contains(caps.MediaOut, channel.MediaDocument), SendFile: true, MaxFileMB: int(caps.MaxFileBytes >> 20),
+		Files: slices.Contains(caps.MediaOut, channel.MediaDocument), SendFile: true, Schedule: true, MaxFileMB: int(caps.MaxFileBytes >> 20),
 		Reactions: react, Date: day, Zone: "UTC"}
 }
 

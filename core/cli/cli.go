@@ -198,6 +198,12 @@ func commandTable() []command {
 				"is valid 24 hours and burned after 5 wrong tries. A host with no owner makes one at its start\n" +
 				"and logs it (a container's first start). Exit 0, 1 when the file does not load or data_dir\n" +
 				"cannot be written.", ownerCodeCommand, nil},
+		{"mcp-approve", "[-config FILE] [AGENT]", "let an agent's claude load its workspace's .mcp.json as the file is now",
+			"claude runs with --strict-mcp-config: a workspace's .mcp.json starts nothing until an owner approves\n" +
+				"it. This records the file's sha256 and its servers for AGENT (default main), with who and when,\n" +
+				"in data_dir/mcp-approvals.json (0600); the agent's next claude process loads exactly those bytes.\n" +
+				"A changed file is left out (logged) until it is approved again. A server named \"clawhost\" is\n" +
+				"refused. Exit 0, 1 when the file is missing or not an MCP config, 2 for an unknown agent.", mcpApproveCommand, nil},
 		{"usage", "[-config FILE] [-since 7d] [-by person|chat|agent|day] [-json]", "what turns cost, summed by person, chat, agent or day",
 			"Reads the usage ledger (one row per finished turn: who, which chat and agent, tokens and cost\n" +
 				"as claude reports them) from the database, whether clawhost is running or not. -since is how\n" +

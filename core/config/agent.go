@@ -206,6 +206,10 @@ type Agent struct {
 	// name is relative to Workspace, claude's working directory.
 	MCPConfig []string `hcl:"mcp_config,optional"`
 
+	// MCPServers are the agent's own MCP servers (mcp_server "<name>"
+	// blocks), started by its claude beside clawhost's tool server.
+	MCPServers []MCPServer `hcl:"mcp_server,block"`
+
 	// AddDirs are extra directories claude's tools may access, each passed as
 	// --add-dir (add_dirs). Relative ones are resolved against the directory
 	// of the config file.
@@ -394,6 +398,7 @@ func (a *Agent) check(k *checker) {
 				"Put what the bot needs in the workspace's .claude/settings.json and remove this line."))
 	}
 	k.runAs("run_as", a.RunAs)
+	a.checkMCPServers(k)
 	k.enum("approvals", a.Approvals, ApprovalModes)
 	k.enum("approvers", a.Approvers, Approvers)
 	k.duration("approval_timeout", a.ApprovalTimeout)

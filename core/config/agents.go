@@ -71,7 +71,8 @@ func (c *Config) decodeAgents(blocks []*hclsyntax.Block) hcl.Diagnostics {
 }
 
 // inherited is a deep copy of a for an agent "<id>" block to decode over,
-// without what is each agent's own.
+// without what is each agent's own (chats, switchable, worktrees and its
+// MCP servers).
 func (a *Agent) inherited() *Agent {
 	n := *a
 	n.Args = slices.Clone(a.Args)
@@ -91,7 +92,7 @@ func (a *Agent) inherited() *Agent {
 		b := *a.Budget
 		n.Budget = &b
 	}
-	n.Chats, n.Switchable, n.Worktrees = nil, false, false
+	n.Chats, n.Switchable, n.Worktrees, n.MCPServers = nil, false, false, nil
 	n.block = nil
 	return &n
 }
@@ -124,6 +125,11 @@ func (c *Config) resolveAgentPaths(a *Agent) {
 	}
 	for i, d := range a.AddDirs {
 		a.AddDirs[i] = c.resolve(d)
+	}
+	for i, s := range a.MCPServers {
+		if strings.ContainsRune(s.Command, '/') {
+			a.MCPServers[i].Command = c.resolve(s.Command)
+		}
 	}
 }
 

@@ -61,8 +61,8 @@ type Check struct {
 // (doctorChannels: a channel's credentials with its platform), the admin
 // endpoint's and the web chat's ports, claude's sandbox (bubblewrap, and
 // whether the host would refuse to start without it; where it works, each
-// part of its boundary: boundary.Assess), and memory for
-// agent.max_warm warm claude processes.
+// part of its boundary: boundary.Assess), the agents' mcp_server commands,
+// and memory for agent.max_warm warm claude processes.
 func Run(ctx context.Context, cfg *config.Config) []Check {
 	return InHost(ctx, cfg, nil)
 }
@@ -100,6 +100,7 @@ var checkers = []checker{
 	{"plugins' live checks", doctorChannels, true},
 	{"ports", doctorPorts, true},
 	{"sandbox", doctorSandbox, true},
+	{"MCP servers", doctorMCPServers, true},
 	{"memory", doctorMemory, true},
 }
 

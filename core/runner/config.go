@@ -95,6 +95,12 @@ type Config struct {
 	DisallowedTools []string
 	// MCPConfig are MCP config files or JSON strings, passed as --mcp-config.
 	MCPConfig []string
+	// MCPServers are the agent's own MCP servers, passed as one more
+	// --mcp-config: a 0600 file in the process's TMPDIR (mcpServersFile).
+	MCPServers []MCPServer
+	// MCPApprovals is the file of the owners' approvals of the workspaces'
+	// .mcp.json (ApproveProjectMCP); "" never loads one.
+	MCPApprovals string
 	// AddDirs are extra directories the tools may access, each passed as --add-dir.
 	AddDirs []string
 	// SystemPrompt is text appended to Claude Code's system prompt on every process start.
@@ -345,6 +351,9 @@ type launch struct {
 	// and tools the tools it allows without asking.
 	mcp   string
 	tools []string
+	// servers is the file of Config.MCPServers, project the approved
+	// workspace .mcp.json's copy; "" for none.
+	servers, project string
 	// mcpAsked is the MCP config the turn named: mcp may be a copy of it the process's
 	// user can read; a warm process is matched by the one named.
 	mcpAsked string
@@ -395,6 +404,11 @@ func (c Config) args(l launch) []string {
 	}
 	if l.mcp != "" {
 		a = append(a, "--mcp-config", l.mcp)
+	}
+	for _, m := range []string{l.project, l.servers} {
+		if m != "" {
+			a = append(a, "--mcp-config", m)
+		}
 	}
 	for _, d := range c.AddDirs {
 		a = append(a, "--add-dir", d)
@@ -500,17 +514,31 @@ func (c Config) baseEnv(host []string) []string {
 	for _, k := range keys {
 		e = append(e, k+"="+c.Env[k])
 	}
-	return e
+	// Last, so that agent.env cannot turn it off: see NoBackgroundTasks.
+	return append(e, NoBackgroundTasks)
 }
+
+// NoBackgroundTasks keeps claude's work inside the turn that started it. claude
+// 2.1.330 starts every Agent (Task) sub-agent in the background unless told
+// otherwise (run_in_background unset counts as background): the turn's result
+// comes at once, and when the sub-agent finishes, claude starts a turn of its own
+// whose result (result_index 1) nobody asked for — in a process the host may have
+// stopped by then (idle timeout, eviction, /stop, a restart), with the work gone.
+// With this variable the Agent and Bash tools lose their run_in_background
+// parameter and a sub-agent runs in the foreground: its report is the tool's
+// result in the same turn. It is set last, whatever agent.env says.
+const NoBackgroundTasks = "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1"
 
 // DefaultDisallowedTools are claude's tools that produce output after the
 // turn that used them has ended: a wake-up or cron job claude schedules for
-// itself, a monitor, a command left running in the background. clawhost reads
+// itself, a monitor, a command or a sub-agent left running in the background
+// (NoBackgroundTasks already takes run_in_background from their schemas; the
+// rules deny it to a claude that ignores the variable). clawhost reads
 // claude's output only during a turn, so what they produced reached nobody (a
 // ScheduleWakeup fired 89 s later, the API was called and the reply was
 // dropped). They are disallowed in every process, whatever the config says;
 // OpenClaw disallows the same.
-var DefaultDisallowedTools = []string{"ScheduleWakeup", "CronCreate", "CronDelete", "CronList", "Monitor", "Bash(run_in_background:true)"}
+var DefaultDisallowedTools = []string{"ScheduleWakeup", "CronCreate", "CronDelete", "CronList", "Monitor", "Bash(run_in_background:true)", "Agent(run_in_background:true)"}
 
 // disallowed is DefaultDisallowedTools followed by the configured ones not
 // among them.

@@ -241,9 +241,10 @@
 // field the caller charges the difference of two running totals, keeping the previous one
 // durably (it outlives the process; a resumed claude continues it). claude 2.1.330 ran the
 // Task as a background agent: when it completed, claude started a model turn of its own
-// after the turn's result (a second system/init and result, $0.42 here) that no user
-// message asked for; the runner drops it between turns (discardUnread), so its cost is in
-// no turn's per-turn figure and the ledger charges it to nobody (the running total has it).
+// after the turn's result (a second system/init and result, result_index 1, $0.42 here)
+// that no user message asked for. Every process now runs with NoBackgroundTasks, so a
+// sub-agent runs inside the turn and its cost is the turn's; what claude still writes
+// between turns is dropped (discardUnread) and logged.
 //
 // A turn cut before its result line (/stop, the agent.timeout, a crash) has none: the
 // killed claude never wrote it. Its Result.Usage is then what the messages reported on

@@ -318,7 +318,7 @@ func TestFakeWarmReuseAndArgs(t *testing.T) {
 	}
 	for _, want := range []string{"-p --output-format stream-json --verbose --input-format stream-json --session-id " + sid,
 		"--model m1", "--allowedTools Read,Bash(git log:*)", "--max-turns 3",
-		"--disallowedTools ScheduleWakeup,CronCreate,CronDelete,CronList,Monitor,Bash(run_in_background:true),Write ", "tmpdir=" + f.r.Config().StateDir} {
+		"--disallowedTools ScheduleWakeup,CronCreate,CronDelete,CronList,Monitor,Bash(run_in_background:true),Agent(run_in_background:true),Write ", "tmpdir=" + f.r.Config().StateDir} {
 		if !strings.Contains(starts[0], want) {
 			t.Fatalf("start %q lacks %q", starts[0], want)
 		}
@@ -553,7 +553,7 @@ func TestFakeEnvironment(t *testing.T) {
 			t.Errorf("claude sees the host's secret in %s", name)
 		}
 		_, configured := cfg.Env[name]
-		runnerOwn := name == "TMPDIR" || name == "CLAUDE_CODE_MAX_RETRIES" || name == "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" || name == "CLAUDE_CODE_DISABLE_AUTO_MEMORY" || strings.HasPrefix(name, "DISABLE_")
+		runnerOwn := name == "TMPDIR" || name == "CLAUDE_CODE_MAX_RETRIES" || name == "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" || name == "CLAUDE_CODE_DISABLE_AUTO_MEMORY" || name == "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS" || strings.HasPrefix(name, "DISABLE_")
 		if !envfilter.Allowed(name, append(slices.Clone(inheritedEnv), claudeEnv...)...) && !configured && !runnerOwn {
 			t.Errorf("claude inherited %s, which is neither allowed nor configured", name)
 		}

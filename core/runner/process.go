@@ -183,6 +183,12 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string, prep *prep
 	if l.mcp, err = r.ownMCPConfig(c, l.mcp, tmp); err != nil {
 		return nil, newError(KindCrash, err.Error())
 	}
+	if l.servers, err = mcpServersFile(c, tmp); err != nil {
+		return nil, newError(KindCrash, err.Error())
+	}
+	if l.project, err = projectMCP(c, cmp.Or(l.dir, c.Workspace), tmp); err != nil {
+		r.log.Warn("workspace MCP servers left out", "agent", c.Name, "why", err.Error())
+	}
 	env := withTmpdir(l.env, tmp)
 	sl := sandboxLaunch{tmp: tmp, env: env, media: l.media, worktree: l.dir, mcp: l.mcp,
 		chatState: chatStateDir(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume, prep: prep}

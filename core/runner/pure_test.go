@@ -101,16 +101,17 @@ func TestSummarizeInput(t *testing.T) {
 }
 
 // TestEnv: claude's environment keeps only the allowed host variables, then the runner's
-// defaults, agent.env and TMPDIR, in that order (exec keeps the last of a duplicated name).
+// defaults, agent.env, NoBackgroundTasks and TMPDIR, in that order (exec keeps the last of
+// a duplicated name: agent.env cannot turn background tasks back on).
 func TestEnv(t *testing.T) {
 	t.Parallel()
 	host := []string{"PATH=/bin", "TELEGRAM_BOT_TOKEN=secret", "HOME=/h", "LC_ALL=C", "LCX=no", "ANTHROPIC_API_KEY=k",
 		"AWS_SECRET_ACCESS_KEY=x", "TMPDIR=/host/tmp", "DISABLE_TELEMETRY=0", "https_proxy=http://p", "MALFORMED"}
-	c := Config{MaxRetries: 2, Env: map[string]string{"B": "2", "A": "1", "HOME": "/agent"}}
+	c := Config{MaxRetries: 2, Env: map[string]string{"B": "2", "A": "1", "HOME": "/agent", "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "0"}}
 	got := strings.Join(c.env(host, "/state/t/1"), " ")
 	want := "PATH=/bin HOME=/h LC_ALL=C ANTHROPIC_API_KEY=k https_proxy=http://p " +
 		"DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 CLAUDE_CODE_DISABLE_AUTO_MEMORY=1 CLAUDE_CODE_MAX_RETRIES=2 " +
-		"A=1 B=2 HOME=/agent TMPDIR=/state/t/1"
+		"A=1 B=2 CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=0 HOME=/agent CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1 TMPDIR=/state/t/1"
 	if got != want {
 		t.Errorf("env =\n%s\nwant\n%s", got, want)
 	}

@@ -371,6 +371,8 @@ func runnerConfig(cfg *config.Config, a *config.Agent) (runner.Config, error) {
 		AllowedTools:     a.AllowedTools,
 		DisallowedTools:  a.DisallowedTools,
 		MCPConfig:        a.MCPConfig,
+		MCPServers:       mcpServers(a.MCPServers),
+		MCPApprovals:     filepath.Join(cfg.DataDir, MCPApprovalsFile),
 		AddDirs:          a.AddDirs,
 		SystemPrompt:     a.SystemPrompt,
 		SystemPromptFile: a.SystemPromptFile,
@@ -557,4 +559,17 @@ func claudeCommand(command string) string {
 		return f.Path
 	}
 	return command
+}
+
+// MCPApprovalsFile is where, in data_dir, the owners' approvals of the
+// workspaces' .mcp.json are kept (clawhost mcp-approve).
+const MCPApprovalsFile = "mcp-approvals.json"
+
+// mcpServers are an agent's mcp_server blocks as the runner takes them.
+func mcpServers(in []config.MCPServer) []runner.MCPServer {
+	var out []runner.MCPServer
+	for _, s := range in {
+		out = append(out, runner.MCPServer{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env})
+	}
+	return out
 }

@@ -46,6 +46,9 @@ func (t *Turns) section(set Settings, key sessionkey.Key, m *message.Message) st
 		Reactions: t.opts.Output.CanReact(m.Instance) && slices.ContainsFunc(tools, func(s string) bool {
 			return strings.HasSuffix(s, "__react")
 		}),
+		Schedule: slices.ContainsFunc(tools, func(s string) bool {
+			return strings.HasSuffix(s, "__schedule_message")
+		}),
 		MaxFileMB: int(cmp.Or(caps.MaxFileBytes, set.MaxFileBytes) >> 20),
 		Date:      t.opts.Now().In(loc),
 		Zone:      loc.String(),
