@@ -25,10 +25,20 @@ TOOLS := $(BIN)/tools/buf $(BIN)/tools/deadcode
 CLAUDE_VERSION := 2.1.330
 CLAUDE_DIR := .cache/claude-cli
 CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
+# Dendrite, the real Matrix homeserver the matrix plugin's tests run
+# (plugins/matrix/matrixtest): built from the Go module proxy, the
+# Apache-2.0 github.com/matrix-org/dendrite (not the AGPL fork), pure Go
+# (its SQLite is modernc's without cgo).
+DENDRITE_VERSION := v0.13.8
+DENDRITE_DIR := .cache/dendrite
 
 # Plugin binaries: plugins/<name>/cmd/clawhost-<name> and examples/<name>
 # (Go: main.go; Python: __main__.py).
-PLUGIN_CMDS := $(wildcard plugins/*/cmd/clawhost-*)
+# First-party plugins that are modules of their own outside go.work (their
+# dependencies cannot share the daemon's build list), built from their
+# directory with GOWORK=off: the Matrix plugin (plugins/matrix/go.mod says why).
+SEPARATE_PLUGINS := plugins/matrix/cmd/clawhost-matrix
+PLUGIN_CMDS := $(filter-out $(SEPARATE_PLUGINS),$(wildcard plugins/*/cmd/clawhost-*))
 GO_EXAMPLES := $(patsubst %/main.go,%,$(wildcard examples/*/main.go))
 PY_EXAMPLES := $(patsubst %/__main__.py,%,$(wildcard examples/*/__main__.py))
 # The Python the Python examples run with: Debian's, where python3-grpcio lives.
@@ -41,7 +51,7 @@ PYTHON ?= /usr/bin/python3
 # so the test and vet targets run each one, and each package once.
 MODULES := . sdk markup proto
 
-.PHONY: help build dist py-examples run test test-go bench chaos proto check tidy fmt deps claude-cli browser python-grpc postgres bubblewrap systemd tmux voice clean
+.PHONY: help build dist py-examples run test test-go bench chaos proto check tidy fmt deps claude-cli dendrite browser python-grpc postgres bubblewrap systemd tmux voice clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -51,6 +61,8 @@ build: ## build bin/clawhost, its sandbox helper bin/clawhost-sandbox, and every
 	$(BUILD) -o $(BIN)/clawhost ./core/cmd/clawhost
 	$(BUILD) -o $(BIN)/clawhost-sandbox ./core/cmd/clawhost-sandbox
 	@for d in $(PLUGIN_CMDS); do echo "$(GO) build -o $(BIN)/$$(basename $$d) ./$$d"; $(BUILD) -o $(BIN)/$$(basename $$d) ./$$d || exit 1; done
+	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) build -o $(CURDIR)/$(BIN)/$$(basename $$d) ./$${d#$$m/})"; \
+	  (cd $$m && GOWORK=off $(BUILD) -tags goolm -o $(CURDIR)/$(BIN)/$$(basename $$d) ./$${d#$$m/}) || exit 1; done
 	@for d in $(GO_EXAMPLES); do n=$$(basename $$d); echo "$(GO) build -o $(BIN)/clawhost-$$n ./$$d"; $(BUILD) -o $(BIN)/clawhost-$$n ./$$d || exit 1; done
 	@$(MAKE) --no-print-directory py-examples
 
@@ -82,13 +94,20 @@ py-examples: ## build the Python examples as bin/clawhost-<name> (executable zip
 run: build ## run clawhost on the default config.hcl (the claude CLI on PATH, else where its installers or make claude-cli put it)
 	./$(BIN)/clawhost -config config.hcl
 
-deps: claude-cli browser python-grpc postgres bubblewrap systemd tmux voice ## install what the tests need (claude CLI from npm; Chromium, Python gRPC, PostgreSQL, bubblewrap, systemd-analyze, tmux, espeak-ng and ffmpeg from Debian)
+deps: claude-cli dendrite browser python-grpc postgres bubblewrap systemd tmux voice ## install what the tests need (claude CLI from npm; Chromium, Python gRPC, PostgreSQL, bubblewrap, systemd-analyze, tmux, espeak-ng and ffmpeg from Debian)
 
 claude-cli: $(CLAUDE_BIN) ## install the real claude CLI into .cache/claude-cli (npm)
 $(CLAUDE_BIN):
 	@command -v npm >/dev/null || { echo "npm is needed for the claude CLI tests (apt-get install npm)"; exit 1; }
 	npm install --prefix $(CLAUDE_DIR) --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_VERSION)
 	@$(CLAUDE_BIN) --version
+
+dendrite: $(DENDRITE_DIR)/$(DENDRITE_VERSION) ## build the Matrix homeserver Dendrite into .cache/dendrite for the matrix tests (Go module proxy)
+$(DENDRITE_DIR)/$(DENDRITE_VERSION):
+	@mkdir -p $(DENDRITE_DIR)
+	GOBIN=$(abspath $(DENDRITE_DIR)) CGO_ENABLED=0 $(GO) install github.com/matrix-org/dendrite/cmd/dendrite@$(DENDRITE_VERSION) \
+	  github.com/matrix-org/dendrite/cmd/generate-config@$(DENDRITE_VERSION) github.com/matrix-org/dendrite/cmd/generate-keys@$(DENDRITE_VERSION)
+	@touch $@
 
 browser: ## install Debian's chromium for the browser tests (needs root or sudo)
 	@command -v chromium >/dev/null || { \
@@ -147,7 +166,7 @@ postgres: ## install Debian's postgresql for the PostgreSQL store tests (needs r
 
 test: build deps ## run all tests, with the real claude CLI, a headless Chromium and the Python example
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) test ./...)"; \
-	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_POSTGRES=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_REQUIRE_SYSTEMD=1 CLAWHOST_REQUIRE_TMUX=1 CLAWHOST_REQUIRE_VOICE=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
+	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_POSTGRES=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_REQUIRE_SYSTEMD=1 CLAWHOST_REQUIRE_TMUX=1 CLAWHOST_REQUIRE_VOICE=1 CLAWHOST_REQUIRE_DENDRITE=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
 	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...) || exit 1; done
 
 test-go: build ## run the tests that need only Go (real-CLI and browser tests skip)
