@@ -148,6 +148,8 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		DisplayName:    "Matrix",
 		Threads:        true,
 		Groups:         true,
+		MediaIn:        []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},
+		MediaOut:       []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},
 		TypingLifetime: typingLifetime,
 		IDForms:        IDForms,
 	}
