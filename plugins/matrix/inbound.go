@@ -51,6 +51,15 @@ func (a *Adapter) room(ctx context.Context, cli *mautrix.Client, room id.RoomID)
 	return *ri
 }
 
+// chatType is a room's kind: direct for two members (the bot and one
+// person), else group.
+func (a *Adapter) chatType(ctx context.Context, cli *mautrix.Client, room id.RoomID) channel.ChatType {
+	if a.room(ctx, cli, room).members <= 2 {
+		return channel.ChatDirect
+	}
+	return channel.ChatGroup
+}
+
 // inbound is the message of evt, or false when evt is not one for the
 // host (the bot's own, not a message, a notice).
 func (a *Adapter) inbound(ctx context.Context, cli *mautrix.Client, evt *event.Event) (channel.InboundMessage, bool) {
@@ -98,6 +107,10 @@ func (a *Adapter) inbound(ctx context.Context, cli *mautrix.Client, evt *event.E
 		m.ReplyTo.ToBot = a.isOwn(r)
 	}
 	m.Text = stripReplyFallback(m.Text)
+	if act, ok := a.numbered(evt, m.Text, rel.GetNonFallbackReplyTo()); ok {
+		act.ChatType, act.ThreadID, act.Timestamp = m.ChatType, m.ThreadID, m.Timestamp
+		return act, true
+	}
 	m.WasMentioned = a.mentioned(cli, c, m.Text) || (m.ReplyTo != nil && m.ReplyTo.ToBot)
 	return m, true
 }

@@ -96,6 +96,10 @@ type Adapter struct {
 	reacted map[string]id.EventID
 	// own are event ids the bot sent (send.go).
 	own map[id.EventID]bool
+	// questions are the messages with buttons (buttons.go), lastQ each
+	// room's latest.
+	questions map[id.EventID]*question
+	lastQ     map[id.RoomID]id.EventID
 }
 
 type roomInfo struct {
@@ -112,6 +116,7 @@ func New() *Adapter {
 		retry:   make(chan struct{}, 1),
 		rooms:   map[id.RoomID]*roomInfo{},
 		reacted: map[string]id.EventID{},
+		lastQ:   map[id.RoomID]id.EventID{},
 	}
 }
 
@@ -147,6 +152,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		Markup:         channel.MarkupHTMLSubset,
 		DisplayName:    "Matrix",
 		Threads:        true,
+		Buttons:        true,
 		Groups:         true,
 		MediaIn:        []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},
 		MediaOut:       []channel.MediaKind{channel.MediaImage, channel.MediaDocument, channel.MediaAudio, channel.MediaVideo},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"html"
 	"strings"
 
 	"maunium.net/go/mautrix"
@@ -40,11 +41,16 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	if req.Text != "" || len(req.Media) == 0 {
 		c := a.content(req.Text, req.Format, req.Rendered)
 		c.RelatesTo = relation(req.ThreadID, req.ReplyToMessageID)
+		q, list := withButtons(room, req.Buttons)
+		addList(c, list)
 		evID, err := a.sendEvent(ctx, cli, room, event.EventMessage, c)
 		if err != nil {
 			return channel.SendResponse{MessageIDs: ids}, err
 		}
 		ids = append(ids, evID.String())
+		if q != nil {
+			a.ask(ctx, cli, evID, q)
+		}
 	}
 	return channel.SendResponse{MessageIDs: ids}, nil
 }
@@ -164,13 +170,35 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 		return &channel.Error{Code: channel.CodeUnavailable, Message: "not connected to the homeserver yet"}
 	}
 	nc := a.content(req.Text, req.Format, req.Rendered)
+	q, list := withButtons(id.RoomID(req.ChatID), req.Buttons)
+	addList(nc, list)
 	c := &event.MessageEventContent{MsgType: event.MsgText, Body: "* " + nc.Body, NewContent: nc,
 		RelatesTo: &event.RelatesTo{Type: event.RelReplace, EventID: id.EventID(req.MessageID)}}
 	if nc.FormattedBody != "" {
 		c.Format, c.FormattedBody = event.FormatHTML, "* "+nc.FormattedBody
 	}
-	_, err := a.sendEvent(ctx, cli, id.RoomID(req.ChatID), event.EventMessage, c)
-	return err
+	if _, err := a.sendEvent(ctx, cli, id.RoomID(req.ChatID), event.EventMessage, c); err != nil {
+		return err
+	}
+	if a.asked(id.EventID(req.MessageID), q) {
+		return nil
+	}
+	a.unask(id.EventID(req.MessageID))
+	if q != nil {
+		a.ask(ctx, cli, id.EventID(req.MessageID), q)
+	}
+	return nil
+}
+
+// addList appends the buttons' list to c's text (and HTML).
+func addList(c *event.MessageEventContent, list string) {
+	if list == "" {
+		return
+	}
+	c.Body += list
+	if c.FormattedBody != "" {
+		c.FormattedBody += matrixHTML(html.EscapeString(list))
+	}
 }
 
 // React implements channel.Reactor: an m.reaction annotating the message;

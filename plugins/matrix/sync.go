@@ -172,6 +172,11 @@ func (a *Adapter) batch(ctx context.Context, cli *mautrix.Client, inbox channel.
 				continue
 			}
 			m, ok := a.inbound(ctx, cli, evt)
+			if !ok && evt.Type == event.EventReaction && evt.Sender != cli.UserID {
+				if m, ok = a.press(evt); ok {
+					m.ChatType = a.chatType(ctx, cli, room)
+				}
+			}
 			if !ok {
 				continue
 			}

@@ -48,7 +48,7 @@ func claudeBin(t *testing.T) string {
 	return p
 }
 
-func startMatrix(t *testing.T) *mxEnv {
+func startMatrix(t *testing.T, agentAttrs ...ce2e.Attrs) *mxEnv {
 	t.Helper()
 	bin := claudeBin(t)
 	e := &mxEnv{hs: matrixtest.Start(t), fake: anthropictest.New()}
@@ -85,9 +85,15 @@ func startMatrix(t *testing.T) *mxEnv {
 	if err := os.WriteFile(filepath.Join(e.ws, "report.txt"), []byte("quarterly numbers"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	attrs := ce2e.Attrs{"workspace": e.ws, "timeout": "60s"}
+	for _, m := range agentAttrs {
+		for k, v := range m {
+			attrs[k] = v
+		}
+	}
 	h := ce2e.Host{
 		Dir:   t.TempDir(),
-		Agent: ce2e.RealClaude(bin, filepath.Join(dir, "home"), e.fake.URL(), ce2e.Attrs{"workspace": e.ws, "timeout": "60s"}),
+		Agent: ce2e.RealClaude(bin, filepath.Join(dir, "home"), e.fake.URL(), attrs),
 		Access: ce2e.Attrs{"dm_policy": "allowlist", "allow_from": []string{"mx:" + accts["alice"].UserID.String()},
 			"owners": []string{"mx:" + accts["alice"].UserID.String()},
 			"groups": []string{"mx:" + e.room.String()}, "group_allow_from": []string{"mx:*"}, "require_mention": true},
@@ -99,6 +105,19 @@ func startMatrix(t *testing.T) *mxEnv {
 	}
 	e.cfgPath = h.Write(t)
 	e.aw, e.bw = watch(t, e.alice), watch(t, e.bob)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, w := range []*watcher{e.aw, e.bw} {
+				w.mu.Lock()
+				for _, ev := range w.events {
+					if c := ev.Content.AsMessage(); c != nil {
+						t.Logf("%s saw in %s from %s: %q", w.cli.UserID, ev.RoomID, ev.Sender, c.Body)
+					}
+				}
+				w.mu.Unlock()
+			}
+		}
+	})
 	e.d = ce2e.Launch(t, e.cfgPath)
 	// The bot joins both rooms on Alice's invites.
 	sdktest.WaitFor(t, "the bot to join the DM and #general", func() bool {
