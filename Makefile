@@ -236,9 +236,10 @@ $(TOOLS): tools/go.mod tools/go.sum
 # go mod tidy ignores go.work: each module's tidy resolves the others at
 # the versions its go.mod requires, which core/cmd/modproxy serves from
 # this tree (their go.sum lines are left out: they change with every edit).
-tidy: ## go mod tidy every module (root, sdk, proto against this tree's; tools)
+tidy: ## go mod tidy every module (root, sdk, proto against this tree's; tools; plugins/matrix)
 	$(GO) run ./core/cmd/modproxy -tidy
 	cd tools && GOWORK=off $(GO) mod tidy
+	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; (cd $$m && GOWORK=off $(GO) mod tidy) || exit 1; done
 
 fmt: ## format the Go code
 	gofmt -w $$(git ls-files '*.go' | grep -v '^proto/gen/')
@@ -261,11 +262,13 @@ check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, function and f
 	@git diff --exit-code -- proto/gen || { echo "proto/gen is out of date: run make proto and commit"; exit 1; }
 	$(GO) run ./core/cmd/modproxy -tidy -diff
 	@(cd tools && GOWORK=off $(GO) mod tidy -diff) || { echo "tools/go.mod or go.sum is not tidy: run make tidy"; exit 1; }
+	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) vet ./... && mod tidy -diff && darwin build)"; \
+	  (cd $$m && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) mod tidy -diff && GOWORK=off GOOS=darwin GOARCH=arm64 $(GO) build -tags goolm ./...) || { echo "$$m: vet, tidy (cd $$m && GOWORK=off go mod tidy) or the macOS build failed"; exit 1; }; done
 	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule|TestArchitectureDoc|TestSizeLimits|TestTestsWriteProgramsWithWriteExecutable|TestChannelPluginsLinkNoMarkdownParser' ./core/archtest/
 	$(GO) test -count=1 -run 'TestConfigurationReference' ./core/config/
 	$(GO) test -count=1 -run 'TestDocs' ./core/cli/
 	cd sdk && $(GO) test -count=1 -run 'TestAPIIsRecorded' .
-	@dead=$$($(BIN)/tools/deadcode -filter '^github.com/clawhost/clawhost(/|$$)' ./core/cmd/clawhost ./plugins/*/cmd/* ./examples/... | grep -Ev '$(DEADCODE_ALLOWED)'); \
+	@dead=$$($(BIN)/tools/deadcode -filter '^github.com/clawhost/clawhost(/|$$)' ./core/cmd/clawhost $(addprefix ./,$(PLUGIN_CMDS)) ./examples/... | grep -Ev '$(DEADCODE_ALLOWED)'); \
 	  [ -z "$$dead" ] || { echo "unreachable code (delete it, or say why it stays in DEADCODE_ALLOWED):"; echo "$$dead"; exit 1; }
 
 clean: ## remove build output

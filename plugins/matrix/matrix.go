@@ -72,6 +72,7 @@ func Plugin() sdk.Plugin {
 		Configure: a.Configure,
 		Channel:   a,
 		Retry:     a.Retry,
+		Probe:     Probe,
 	}
 }
 
