@@ -46,10 +46,19 @@ func startHS(t *testing.T) *hs {
 // run configures a fresh adapter with cfg and runs it until the test ends.
 func run(t *testing.T, cfg map[string]any, dir string) (*Adapter, *sdktest.Inbox, *sdktest.Statuses) {
 	t.Helper()
+	return runWith(t, cfg, dir, nil)
+}
+
+// runWith is run with mod applied to the configured adapter first.
+func runWith(t *testing.T, cfg map[string]any, dir string, mod func(*Adapter)) (*Adapter, *sdktest.Inbox, *sdktest.Statuses) {
+	t.Helper()
 	js, _ := json.Marshal(cfg)
 	a, st, in := New(), &sdktest.Statuses{}, &sdktest.Inbox{}
 	if err := a.Configure(context.Background(), schema.Config{Instance: "mx", JSON: js, DataDir: dir, Status: st}); err != nil {
 		t.Fatal(err)
+	}
+	if mod != nil {
+		mod(a)
 	}
 	stop := sdktest.Run(t, a, in)
 	t.Cleanup(func() { _ = stop() })
