@@ -85,9 +85,14 @@ type Adapter struct {
 	http   *http.Client
 	sleep  func(ctx context.Context, d time.Duration) error
 	retry  chan struct{}
+	// started is when Run began: a fresh state's first sync skips what
+	// is older (sync.go).
+	started time.Time
 
-	mu  sync.Mutex
-	cli *mautrix.Client // set once logged in (login.go)
+	// loginMu makes one login at a time (Run's and a Send's before it).
+	loginMu sync.Mutex
+	mu      sync.Mutex
+	cli     *mautrix.Client // set once logged in (login.go)
 	// name is the bot's display name (mentions by name).
 	name string
 	// rooms caches what is known of a room (members count, name).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html"
 	"strings"
 
@@ -22,9 +23,9 @@ const maxOwn = 4096
 // HTML as formatted_body when the text is markdown), in the thread and as
 // the reply asked for. Files go first, each an m.file/m.image event.
 func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.SendResponse, error) {
-	cli := a.client()
-	if cli == nil {
-		return channel.SendResponse{}, &channel.Error{Code: channel.CodeUnavailable, Message: "not connected to the homeserver yet"}
+	cli, err := a.connected(ctx)
+	if err != nil {
+		return channel.SendResponse{}, err
 	}
 	room := id.RoomID(req.ChatID)
 	if !strings.HasPrefix(req.ChatID, "!") {
@@ -37,6 +38,13 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 			return channel.SendResponse{MessageIDs: ids}, err
 		}
 		ids = append(ids, evID.String())
+	}
+	measured := req.Text
+	if _, visible, ok := req.Rendered.Of(channel.MarkupHTMLSubset); ok && req.Format == channel.FormatMarkdown {
+		measured = visible
+	}
+	if n := len(measured); n > MaxTextLength {
+		return channel.SendResponse{}, &channel.Error{Code: channel.CodeMessageTooLong, Message: fmt.Sprintf("%d bytes of text, over the %d of one event", n, MaxTextLength)}
 	}
 	if req.Text != "" || len(req.Media) == 0 {
 		c := a.content(req.Text, req.Format, req.Rendered)
@@ -135,7 +143,9 @@ func (a *Adapter) sendEvent(ctx context.Context, cli *mautrix.Client, room id.Ro
 // sendError is err as the host's error.
 func sendError(err error) error {
 	switch {
-	case errors.Is(err, mautrix.MForbidden), errors.Is(err, mautrix.MNotFound):
+	// Dendrite answers a send to a room it does not know with
+	// M_UNSUPPORTED_ROOM_VERSION ("missing room info").
+	case errors.Is(err, mautrix.MForbidden), errors.Is(err, mautrix.MNotFound), errors.Is(err, mautrix.MUnsupportedRoomVersion):
 		return &channel.Error{Code: channel.CodeChatNotFound, Message: err.Error()}
 	case errors.Is(err, mautrix.MTooLarge):
 		return &channel.Error{Code: channel.CodeMessageTooLong, Message: err.Error()}
@@ -144,6 +154,23 @@ func sendError(err error) error {
 		return &channel.Error{Code: channel.CodeRateLimited, Message: err.Error(), RetryAfter: d}
 	}
 	return err
+}
+
+// connected is the logged-in client, logging in first when Run has not
+// yet (a send before the first sync); a homeserver that cannot be reached
+// is unavailable.
+func (a *Adapter) connected(ctx context.Context) (*mautrix.Client, error) {
+	if cli := a.client(); cli != nil {
+		return cli, nil
+	}
+	cli, err := a.login(ctx)
+	if err != nil {
+		if msg := refused(err); msg != "" {
+			return nil, &channel.Error{Code: channel.CodeUnauthorized, Message: msg}
+		}
+		return nil, &channel.Error{Code: channel.CodeUnavailable, Message: "not connected to the homeserver: " + err.Error()}
+	}
+	return cli, nil
 }
 
 // noteOwn remembers one of the bot's event ids.
@@ -165,9 +192,9 @@ func (a *Adapter) isOwn(ev id.EventID) bool {
 // Edit implements channel.Editor: an m.replace of the message (a live
 // draft, the turn card).
 func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
-	cli := a.client()
-	if cli == nil {
-		return &channel.Error{Code: channel.CodeUnavailable, Message: "not connected to the homeserver yet"}
+	cli, err := a.connected(ctx)
+	if err != nil {
+		return err
 	}
 	nc := a.content(req.Text, req.Format, req.Rendered)
 	q, list := withButtons(id.RoomID(req.ChatID), req.Buttons)
@@ -204,9 +231,9 @@ func addList(c *event.MessageEventContent, list string) {
 // React implements channel.Reactor: an m.reaction annotating the message;
 // Remove redacts the bot's reaction.
 func (a *Adapter) React(ctx context.Context, req channel.ReactRequest) error {
-	cli := a.client()
-	if cli == nil {
-		return &channel.Error{Code: channel.CodeUnavailable, Message: "not connected to the homeserver yet"}
+	cli, err := a.connected(ctx)
+	if err != nil {
+		return err
 	}
 	room := id.RoomID(req.ChatID)
 	key := req.ChatID + "/" + req.MessageID + "/" + req.Emoji

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
@@ -22,6 +23,7 @@ func (a *Adapter) Run(ctx context.Context, inbox channel.Inbox) error {
 	if a.st == nil {
 		return errors.New("matrix: run before configure")
 	}
+	a.started = time.Now()
 	backoff := backoffMin
 	for ctx.Err() == nil {
 		err := a.session(ctx, inbox)
@@ -83,6 +85,8 @@ func (a *Adapter) session(ctx context.Context, inbox channel.Inbox) error {
 // password login made before (kept in the state), or logs in with the
 // password and keeps the device.
 func (a *Adapter) login(ctx context.Context) (*mautrix.Client, error) {
+	a.loginMu.Lock()
+	defer a.loginMu.Unlock()
 	if c := a.client(); c != nil {
 		return c, nil
 	}
@@ -150,14 +154,11 @@ func (a *Adapter) login(ctx context.Context) (*mautrix.Client, error) {
 
 // batch handles one sync response: invites accepted or declined, then the
 // joined rooms' messages offered to the host. On the first sync of a
-// fresh state (first) the rooms' history is skipped: the bot answers what
-// is written from now on.
+// fresh state (first) the rooms' history — what was written before Run
+// started — is skipped: the bot answers what is written from now on.
 func (a *Adapter) batch(ctx context.Context, cli *mautrix.Client, inbox channel.Inbox, first bool, resp *mautrix.RespSync) error {
 	for room, inv := range resp.Rooms.Invite {
 		a.invite(ctx, cli, room, inv)
-	}
-	if first {
-		return nil
 	}
 	var msgs []channel.InboundMessage
 	var last map[id.RoomID]id.EventID = map[id.RoomID]id.EventID{}
@@ -169,6 +170,9 @@ func (a *Adapter) batch(ctx context.Context, cli *mautrix.Client, inbox channel.
 			evt.RoomID = room
 			if evt.StateKey != nil {
 				a.noteState(room, evt)
+				continue
+			}
+			if first && time.UnixMilli(evt.Timestamp).Before(a.started) {
 				continue
 			}
 			m, ok := a.inbound(ctx, cli, evt)
