@@ -63,16 +63,32 @@ func (w *watcher) run(ctx context.Context) {
 	}
 }
 
-// from are the message events of sender in room, in order (edits
-// included).
+// from are the messages of sender in room as they read now, in the
+// order they were first sent: an edit (m.replace) changes the content of
+// the message it replaces (its relation, a thread or a reply, stays the
+// original's) and is not a message of its own.
 func (w *watcher) from(room id.RoomID, sender id.UserID) []*event.Event {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []*event.Event
+	at := map[id.EventID]int{}
 	for _, e := range w.events {
-		if e.RoomID == room && e.Sender == sender && e.Type == event.EventMessage {
-			out = append(out, e)
+		if e.RoomID != room || e.Sender != sender || e.Type != event.EventMessage {
+			continue
 		}
+		c := e.Content.AsMessage()
+		if c != nil && c.RelatesTo != nil && c.RelatesTo.Type == event.RelReplace {
+			if i, ok := at[c.RelatesTo.EventID]; ok && c.NewContent != nil {
+				nc := *c.NewContent
+				nc.RelatesTo = out[i].Content.AsMessage().RelatesTo
+				ev := *out[i]
+				ev.Content = event.Content{Parsed: &nc}
+				out[i] = &ev
+			}
+			continue
+		}
+		at[e.ID] = len(out)
+		out = append(out, e)
 	}
 	return out
 }
