@@ -126,3 +126,61 @@ func last(s *sdktest.Statuses) status.Status {
 	}
 	return all[len(all)-1]
 }
+
+// TestUndecryptableToldToSender: an encrypted message (the plugin holds no
+// keys) does not reach the host, and its sender gets a notice replying to
+// it that says so — never a silent drop.
+func TestUndecryptableToldToSender(t *testing.T) {
+	t.Parallel()
+	h := startHS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	alice := h.srv.Client(h.alice)
+	room, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken,
+		"invites_from": []string{h.alice.UserID.String()}}
+	_, in, st := run(t, cfg, t.TempDir())
+	sdktest.WaitFor(t, "the plugin to be ready", func() bool { return last(st).State == status.Ready })
+	sdktest.WaitFor(t, "the bot to join", func() bool {
+		m, err := alice.JoinedMembers(ctx, room.RoomID)
+		_, ok := m.Joined[h.bot.UserID]
+		return err == nil && ok
+	})
+	enc, err := alice.SendMessageEvent(ctx, room.RoomID, event.EventEncrypted, map[string]any{
+		"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgAEnACgAkLmt6qF84IK++J7UDH2Za1YVchHyprqTqsg",
+		"sender_key": "SenderKeyOfAlicesDevice", "device_id": "ALICEDEVICE", "session_id": "SessionIdOfAlice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A plain message after it shows the batch was handled.
+	if _, err := alice.SendText(ctx, room.RoomID, "and in the clear"); err != nil {
+		t.Fatal(err)
+	}
+	sdktest.WaitFor(t, "the clear message", func() bool { return len(in.Stored()) > 0 })
+	for _, m := range in.Stored() {
+		if m.MessageID == enc.EventID.String() {
+			t.Errorf("the encrypted event reached the host: %+v", m)
+		}
+	}
+	resp, err := alice.Messages(ctx, room.RoomID, "", "", mautrix.DirectionBackward, nil, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := 0
+	for _, ev := range resp.Chunk {
+		if ev.Sender != h.bot.UserID || ev.Type != event.EventMessage {
+			continue
+		}
+		_ = ev.Content.ParseRaw(ev.Type)
+		c := ev.Content.AsMessage()
+		if c.MsgType == event.MsgNotice && strings.Contains(c.Body, "could not decrypt") && c.RelatesTo.GetReplyTo() == enc.EventID {
+			told++
+		}
+	}
+	if told != 1 {
+		t.Errorf("the sender was told %d times, want once", told)
+	}
+}

@@ -175,6 +175,10 @@ func (a *Adapter) batch(ctx context.Context, cli *mautrix.Client, inbox channel.
 			if first && time.UnixMilli(evt.Timestamp).Before(a.started) {
 				continue
 			}
+			if evt.Type == event.EventEncrypted && evt.Sender != cli.UserID {
+				a.undecryptable(ctx, cli, evt)
+				continue
+			}
 			m, ok := a.inbound(ctx, cli, evt)
 			if !ok && evt.Type == event.EventReaction && evt.Sender != cli.UserID {
 				if m, ok = a.press(evt); ok {
@@ -219,4 +223,20 @@ func (a *Adapter) invite(ctx context.Context, cli *mautrix.Client, room id.RoomI
 	}
 	err := a.call(ctx, func(ctx context.Context) error { _, err := cli.LeaveRoom(ctx, room); return err })
 	a.log.Info("declined an invite from someone not in invites_from", "room", room, "inviter", inviter, "err", err)
+}
+
+// undecryptableNotice is what the sender of an encrypted message is told:
+// the plugin does not hold Megolm sessions yet, so it cannot read it.
+const undecryptableNotice = "⚠️ I could not decrypt your message: this bot does not read end-to-end encrypted messages yet, so it did not reach the agent. Write to me in a room without encryption (docs/matrix.md)."
+
+// undecryptable tells the sender of an encrypted event that the bot could
+// not read it, as a notice replying to it: the message is never dropped
+// silently.
+func (a *Adapter) undecryptable(ctx context.Context, cli *mautrix.Client, evt *event.Event) {
+	a.log.Warn("an encrypted message the plugin cannot decrypt; its sender is told", "room", evt.RoomID, "sender", evt.Sender, "event", evt.ID)
+	c := &event.MessageEventContent{MsgType: event.MsgNotice, Body: undecryptableNotice,
+		Mentions: &event.Mentions{UserIDs: []id.UserID{evt.Sender}}, RelatesTo: (&event.RelatesTo{}).SetReplyTo(evt.ID)}
+	if _, err := a.sendEvent(ctx, cli, evt.RoomID, event.EventMessage, c); err != nil {
+		a.log.Error("could not tell the sender their encrypted message was not read", "room", evt.RoomID, "err", err)
+	}
 }
