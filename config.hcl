@@ -357,7 +357,7 @@ plugin "sl" {
 # rooms in access {}: "mx:@alice:example.org" in allow_from, a room id
 # "mx:!abc:example.org" in groups; a thread is its own session. A refused
 # token shows as needs_attention; fix it, then `clawhost retry mx`.
-# Encrypted rooms are not supported yet.
+# Encrypted rooms work (the device's keys in the plugin's state directory).
 plugin "mx" {
   source  = "matrix"
   enabled = env("MATRIX_USER_ID", "") != ""

@@ -118,7 +118,7 @@ func (a *Adapter) unask(ev id.EventID) {
 // press is the Action of a reaction evt under a question; false for other
 // reactions.
 func (a *Adapter) press(evt *event.Event) (channel.InboundMessage, bool) {
-	if err := evt.Content.ParseRaw(evt.Type); err != nil {
+	if err := parse(evt); err != nil {
 		return channel.InboundMessage{}, false
 	}
 	r := evt.Content.AsReaction()

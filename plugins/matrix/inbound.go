@@ -66,7 +66,7 @@ func (a *Adapter) inbound(ctx context.Context, cli *mautrix.Client, evt *event.E
 	if evt.Sender == cli.UserID || evt.Type != event.EventMessage {
 		return channel.InboundMessage{}, false
 	}
-	if err := evt.Content.ParseRaw(evt.Type); err != nil {
+	if err := parse(evt); err != nil {
 		a.log.Debug("an event that does not parse", "event", evt.ID, "err", err)
 		return channel.InboundMessage{}, false
 	}
@@ -147,4 +147,12 @@ func stripReplyFallback(s string) string {
 		i++
 	}
 	return strings.Join(lines[i:], "\n")
+}
+
+// parse parses evt's content unless it is already (a decrypted event's).
+func parse(evt *event.Event) error {
+	if evt.Content.Parsed != nil {
+		return nil
+	}
+	return evt.Content.ParseRaw(evt.Type)
 }

@@ -1,6 +1,7 @@
 // Package matrix is clawhost's Matrix channel plugin, on
 // maunium.net/go/mautrix: a bot account on any homeserver, its rooms and
-// DMs as chats, threads (m.thread) as topics, replies as HTML.
+// DMs as chats, threads (m.thread) as topics, replies as HTML, encrypted
+// rooms with mautrix's pure-Go crypto (build with -tags goolm).
 package matrix
 
 import (
@@ -92,7 +93,12 @@ type Adapter struct {
 	// loginMu makes one login at a time (Run's and a Send's before it).
 	loginMu sync.Mutex
 	mu      sync.Mutex
-	cli     *mautrix.Client // set once logged in (login.go)
+	cli     *mautrix.Client // set once logged in (sync.go)
+	// e2ee is the device's encryption (crypto.go); nil without a state
+	// directory.
+	e2ee *e2ee
+	// noCrypto says why encryption is off ("" when it is on).
+	noCrypto string
 	// name is the bot's display name (mentions by name).
 	name string
 	// rooms caches what is known of a room (members count, name).

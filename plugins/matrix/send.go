@@ -127,6 +127,18 @@ func matrixHTML(s string) string {
 // sendEvent sends one event, waiting out rate limits, and maps the
 // homeserver's refusals to the host's codes.
 func (a *Adapter) sendEvent(ctx context.Context, cli *mautrix.Client, room id.RoomID, t event.Type, c any) (id.EventID, error) {
+	a.mu.Lock()
+	e := a.e2ee
+	a.mu.Unlock()
+	if e != nil && t != event.EventReaction {
+		enc, on, err := e.encrypted(ctx, cli, room, t, c)
+		if err != nil {
+			return "", fmt.Errorf("encrypting for %s: %w", room, err)
+		}
+		if on {
+			t, c = event.EventEncrypted, enc
+		}
+	}
 	var resp *mautrix.RespSendEvent
 	err := a.call(ctx, func(ctx context.Context) error {
 		var err error

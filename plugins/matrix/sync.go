@@ -60,7 +60,11 @@ func (a *Adapter) session(ctx context.Context, inbox channel.Inbox) error {
 	if err != nil {
 		return err
 	}
-	a.status.Report(status.Status{State: status.Ready, Message: "syncing as " + a.cfg.UserID})
+	if a.noCrypto != "" {
+		a.status.Report(status.Status{State: status.Degraded, Message: "syncing as " + a.cfg.UserID + "; " + a.noCrypto})
+	} else {
+		a.status.Report(status.Status{State: status.Ready, Message: "syncing as " + a.cfg.UserID})
+	}
 	for {
 		since := a.st.get().Since
 		var resp *mautrix.RespSync
@@ -71,6 +75,9 @@ func (a *Adapter) session(ctx context.Context, inbox channel.Inbox) error {
 		})
 		if err != nil {
 			return err
+		}
+		if a.e2ee != nil {
+			a.e2ee.noteSync(ctx, resp, since)
 		}
 		if err := a.batch(ctx, cli, inbox, since == "", resp); err != nil {
 			return err
@@ -146,8 +153,15 @@ func (a *Adapter) login(ctx context.Context) (*mautrix.Client, error) {
 	if dn, err := cli.GetOwnDisplayName(ctx); err == nil && dn.DisplayName != "" {
 		name = dn.DisplayName
 	}
+	e, err := a.startCrypto(ctx, cli, a.st.dir)
+	if err != nil {
+		// Unencrypted rooms still work; encrypted messages are answered
+		// with the could-not-decrypt notice, and the status says why.
+		a.log.Error("end-to-end encryption is off", "err", err)
+		a.noCrypto = "end-to-end encryption is off (" + err.Error() + "): with an access token whose device already has other keys, set password instead (a new device), or give the device's token with its crypto store"
+	}
 	a.mu.Lock()
-	a.cli, a.name = cli, name
+	a.cli, a.name, a.e2ee = cli, name, e
 	a.mu.Unlock()
 	return cli, nil
 }
@@ -176,8 +190,13 @@ func (a *Adapter) batch(ctx context.Context, cli *mautrix.Client, inbox channel.
 				continue
 			}
 			if evt.Type == event.EventEncrypted && evt.Sender != cli.UserID {
-				a.undecryptable(ctx, cli, evt)
-				continue
+				dec, err := a.decrypt(ctx, evt)
+				if err != nil {
+					a.log.Warn("an encrypted message the plugin cannot decrypt; its sender is told", "room", room, "sender", evt.Sender, "event", evt.ID, "err", err)
+					a.undecryptable(ctx, cli, evt)
+					continue
+				}
+				evt = dec
 			}
 			m, ok := a.inbound(ctx, cli, evt)
 			if !ok && evt.Type == event.EventReaction && evt.Sender != cli.UserID {
@@ -225,18 +244,28 @@ func (a *Adapter) invite(ctx context.Context, cli *mautrix.Client, room id.RoomI
 	a.log.Info("declined an invite from someone not in invites_from", "room", room, "inviter", inviter, "err", err)
 }
 
-// undecryptableNotice is what the sender of an encrypted message is told:
-// the plugin does not hold Megolm sessions yet, so it cannot read it.
-const undecryptableNotice = "⚠️ I could not decrypt your message: this bot does not read end-to-end encrypted messages yet, so it did not reach the agent. Write to me in a room without encryption (docs/matrix.md)."
+// undecryptableNotice is what the sender of an encrypted message the
+// device holds no key for is told.
+const undecryptableNotice = "⚠️ I could not decrypt your message, so it did not reach the agent: verify this device (the bot's session), or send it again once your client has shared its keys with it."
 
 // undecryptable tells the sender of an encrypted event that the bot could
 // not read it, as a notice replying to it: the message is never dropped
 // silently.
 func (a *Adapter) undecryptable(ctx context.Context, cli *mautrix.Client, evt *event.Event) {
-	a.log.Warn("an encrypted message the plugin cannot decrypt; its sender is told", "room", evt.RoomID, "sender", evt.Sender, "event", evt.ID)
 	c := &event.MessageEventContent{MsgType: event.MsgNotice, Body: undecryptableNotice,
 		Mentions: &event.Mentions{UserIDs: []id.UserID{evt.Sender}}, RelatesTo: (&event.RelatesTo{}).SetReplyTo(evt.ID)}
 	if _, err := a.sendEvent(ctx, cli, evt.RoomID, event.EventMessage, c); err != nil {
 		a.log.Error("could not tell the sender their encrypted message was not read", "room", evt.RoomID, "err", err)
 	}
+}
+
+// decrypt is evt decrypted; an error without encryption set up.
+func (a *Adapter) decrypt(ctx context.Context, evt *event.Event) (*event.Event, error) {
+	a.mu.Lock()
+	e := a.e2ee
+	a.mu.Unlock()
+	if e == nil {
+		return nil, errors.New("no encryption without a state directory")
+	}
+	return e.decrypt(ctx, evt)
 }

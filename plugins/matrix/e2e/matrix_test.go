@@ -28,6 +28,7 @@ type mxEnv struct {
 	d          *ce2e.Daemon
 	cfgPath    string
 	bot        matrixtest.Account
+	aliceAcct  matrixtest.Account
 	alice, bob *mautrix.Client
 	aw, bw     *watcher
 	dm, room   id.RoomID
@@ -63,7 +64,7 @@ func startMatrix(t *testing.T, agentAttrs ...ce2e.Attrs) *mxEnv {
 		}
 		accts[n] = a
 	}
-	e.bot = accts["bot"]
+	e.bot, e.aliceAcct = accts["bot"], accts["alice"]
 	e.alice, e.bob = e.hs.Client(accts["alice"]), e.hs.Client(accts["bob"])
 	dm, err := e.alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{e.bot.UserID}})
 	if err != nil {

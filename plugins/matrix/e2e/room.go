@@ -13,23 +13,34 @@ import (
 	"time"
 
 	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/crypto"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 )
 
 // watcher syncs as one test user and keeps every message event it sees.
 type watcher struct {
-	cli    *mautrix.Client
+	cli *mautrix.Client
+	// mach, when set (withCrypto), decrypts what the user is sent.
+	mach   *crypto.OlmMachine
+	state  mautrix.StateStore
 	mu     sync.Mutex
 	events []*event.Event
-	cancel context.CancelFunc
-	done   chan struct{}
+	// pending are encrypted events not decrypted yet.
+	pending []*event.Event
+	cancel  context.CancelFunc
+	done    chan struct{}
 }
 
-// watch starts syncing as cli until the test ends.
-func watch(t *testing.T, cli *mautrix.Client) *watcher {
+// watch starts syncing as cli until the test ends; with mach (a device
+// of the user's with end-to-end encryption) it decrypts what it can.
+func watch(t *testing.T, cli *mautrix.Client, mach ...*crypto.OlmMachine) *watcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &watcher{cli: cli, cancel: cancel, done: make(chan struct{})}
+	if len(mach) > 0 {
+		w.mach = mach[0]
+		w.state = mach[0].StateStore.(mautrix.StateStore)
+	}
 	go w.run(ctx)
 	t.Cleanup(func() { cancel(); <-w.done })
 	return w
@@ -47,10 +58,30 @@ func (w *watcher) run(ctx context.Context) {
 			}
 			continue
 		}
+		if w.mach != nil {
+			for room, jr := range r.Rooms.Join {
+				for _, e := range append(append([]*event.Event{}, jr.State.Events...), jr.Timeline.Events...) {
+					if e.StateKey != nil {
+						e.RoomID = room
+						_ = e.Content.ParseRaw(e.Type)
+						mautrix.UpdateStateStore(ctx, w.state, e)
+					}
+				}
+			}
+			w.mach.ProcessSyncResponse(ctx, r, since)
+		}
 		since = r.NextBatch
 		w.mu.Lock()
 		for room, jr := range r.Rooms.Join {
 			for _, e := range jr.Timeline.Events {
+				if e.Type == event.EventEncrypted && w.mach != nil {
+					// Its key may come in a later sync: kept and tried
+					// again after each.
+					e.RoomID = room
+					_ = e.Content.ParseRaw(e.Type)
+					w.pending = append(w.pending, e)
+					continue
+				}
 				if e.Type != event.EventMessage && e.Type != event.EventReaction {
 					continue
 				}
@@ -59,6 +90,17 @@ func (w *watcher) run(ctx context.Context) {
 				w.events = append(w.events, e)
 			}
 		}
+		var still []*event.Event
+		for _, e := range w.pending {
+			dec, err := w.mach.DecryptMegolmEvent(ctx, e)
+			if err != nil {
+				still = append(still, e)
+				continue
+			}
+			dec.RoomID = e.RoomID
+			w.events = append(w.events, dec)
+		}
+		w.pending = still
 		w.mu.Unlock()
 	}
 }
