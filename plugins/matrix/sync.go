@@ -154,6 +154,9 @@ func (a *Adapter) login(ctx context.Context) (*mautrix.Client, error) {
 		name = dn.DisplayName
 	}
 	e, err := a.startCrypto(ctx, cli, a.st.dir)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err() // stopping
+	}
 	if err != nil {
 		// Unencrypted rooms still work; encrypted messages are answered
 		// with the could-not-decrypt notice, and the status says why.
