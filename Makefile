@@ -168,10 +168,15 @@ test: build deps ## run all tests, with the real claude CLI, a headless Chromium
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) test ./...)"; \
 	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_POSTGRES=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_REQUIRE_SYSTEMD=1 CLAWHOST_REQUIRE_TMUX=1 CLAWHOST_REQUIRE_VOICE=1 CLAWHOST_REQUIRE_DENDRITE=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
 	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...) || exit 1; done
+	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) test -tags goolm ./...)"; \
+	  (cd $$m && GOWORK=off CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_DENDRITE=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
+	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -tags goolm -count=1 -timeout 30m ./...) || exit 1; done
 
 test-go: build ## run the tests that need only Go (real-CLI and browser tests skip)
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) test ./...)"; \
 	  (cd $$m && CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 ./...) || exit 1; done
+	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) test -tags goolm ./...)"; \
+	  (cd $$m && GOWORK=off CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -tags goolm -count=1 ./...) || exit 1; done
 
 # Every benchmark of every module, then one table of the figures the
 # project holds itself to (core/cmd/benchreport): goal, value, pass/fail.
