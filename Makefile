@@ -37,7 +37,9 @@ DENDRITE_DIR := .cache/dendrite
 # First-party plugins that are modules of their own outside go.work (their
 # dependencies cannot share the daemon's build list), built from their
 # directory with GOWORK=off: the Matrix plugin (plugins/matrix/go.mod says why).
+# They build with the goolm tag too (mautrix's pure-Go crypto).
 SEPARATE_PLUGINS := plugins/matrix/cmd/clawhost-matrix
+comma := ,
 PLUGIN_CMDS := $(filter-out $(SEPARATE_PLUGINS),$(wildcard plugins/*/cmd/clawhost-*))
 GO_EXAMPLES := $(patsubst %/main.go,%,$(wildcard examples/*/main.go))
 PY_EXAMPLES := $(patsubst %/__main__.py,%,$(wildcard examples/*/__main__.py))
@@ -62,7 +64,7 @@ build: ## build bin/clawhost, its sandbox helper bin/clawhost-sandbox, and every
 	$(BUILD) -o $(BIN)/clawhost-sandbox ./core/cmd/clawhost-sandbox
 	@for d in $(PLUGIN_CMDS); do echo "$(GO) build -o $(BIN)/$$(basename $$d) ./$$d"; $(BUILD) -o $(BIN)/$$(basename $$d) ./$$d || exit 1; done
 	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) build -o $(CURDIR)/$(BIN)/$$(basename $$d) ./$${d#$$m/})"; \
-	  (cd $$m && GOWORK=off $(BUILD) -tags goolm -o $(CURDIR)/$(BIN)/$$(basename $$d) ./$${d#$$m/}) || exit 1; done
+	  (cd $$m && GOWORK=off $(subst -tags grpcnotrace,-tags grpcnotrace$(comma)goolm,$(BUILD)) -o $(CURDIR)/$(BIN)/$$(basename $$d) ./$${d#$$m/}) || exit 1; done
 	@for d in $(GO_EXAMPLES); do n=$$(basename $$d); echo "$(GO) build -o $(BIN)/clawhost-$$n ./$$d"; $(BUILD) -o $(BIN)/clawhost-$$n ./$$d || exit 1; done
 	@$(MAKE) --no-print-directory py-examples
 
