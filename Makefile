@@ -30,10 +30,22 @@ CLAUDE_BIN := $(CLAUDE_DIR)/node_modules/.bin/claude
 # the SHA-256 of its tarball (make uplot fetches it again and checks both).
 UPLOT_VERSION := 1.6.32
 UPLOT_SHA256 := 4b8a8191e425658e3ea8c8c1314b0fc679c861ee3a1af2b20c7b16ba50b5133d
+# Dendrite, the real Matrix homeserver the matrix plugin's tests run
+# (plugins/matrix/matrixtest): built from the Go module proxy, the
+# Apache-2.0 github.com/matrix-org/dendrite (not the AGPL fork), pure Go
+# (its SQLite is modernc's without cgo).
+DENDRITE_VERSION := v0.13.8
+DENDRITE_DIR := .cache/dendrite
 
 # Plugin binaries: plugins/<name>/cmd/clawhost-<name> and examples/<name>
 # (Go: main.go; Python: __main__.py).
-PLUGIN_CMDS := $(wildcard plugins/*/cmd/clawhost-*)
+# First-party plugins that are modules of their own outside go.work (their
+# dependencies cannot share the daemon's build list), built from their
+# directory with GOWORK=off: the Matrix plugin (plugins/matrix/go.mod says why).
+# They build with the goolm tag too (mautrix's pure-Go crypto).
+SEPARATE_PLUGINS := plugins/matrix/cmd/clawhost-matrix
+comma := ,
+PLUGIN_CMDS := $(filter-out $(SEPARATE_PLUGINS),$(wildcard plugins/*/cmd/clawhost-*))
 GO_EXAMPLES := $(patsubst %/main.go,%,$(wildcard examples/*/main.go))
 PY_EXAMPLES := $(patsubst %/__main__.py,%,$(wildcard examples/*/__main__.py))
 # The Python the Python examples run with: Debian's, where python3-grpcio lives.
@@ -46,7 +58,7 @@ PYTHON ?= /usr/bin/python3
 # so the test and vet targets run each one, and each package once.
 MODULES := . sdk markup proto
 
-.PHONY: help build dist py-examples run test test-go bench chaos proto check tidy fmt deps claude-cli uplot browser python-grpc postgres bubblewrap systemd tmux voice clean
+.PHONY: help build dist py-examples run test test-go bench chaos proto check tidy fmt deps claude-cli uplot dendrite browser python-grpc postgres bubblewrap systemd tmux voice clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -56,6 +68,8 @@ build: ## build bin/clawhost, its sandbox helper bin/clawhost-sandbox, and every
 	$(BUILD) -o $(BIN)/clawhost ./core/cmd/clawhost
 	$(BUILD) -o $(BIN)/clawhost-sandbox ./core/cmd/clawhost-sandbox
 	@for d in $(PLUGIN_CMDS); do echo "$(GO) build -o $(BIN)/$$(basename $$d) ./$$d"; $(BUILD) -o $(BIN)/$$(basename $$d) ./$$d || exit 1; done
+	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) build -o $(CURDIR)/$(BIN)/$$(basename $$d) ./$${d#$$m/})"; \
+	  (cd $$m && GOWORK=off $(subst -tags grpcnotrace,-tags grpcnotrace$(comma)goolm,$(BUILD)) -o $(CURDIR)/$(BIN)/$$(basename $$d) ./$${d#$$m/}) || exit 1; done
 	@for d in $(GO_EXAMPLES); do n=$$(basename $$d); echo "$(GO) build -o $(BIN)/clawhost-$$n ./$$d"; $(BUILD) -o $(BIN)/clawhost-$$n ./$$d || exit 1; done
 	@$(MAKE) --no-print-directory py-examples
 
@@ -87,7 +101,7 @@ py-examples: ## build the Python examples as bin/clawhost-<name> (executable zip
 run: build ## run clawhost on the default config.hcl (the claude CLI on PATH, else where its installers or make claude-cli put it)
 	./$(BIN)/clawhost -config config.hcl
 
-deps: claude-cli browser python-grpc postgres bubblewrap systemd tmux voice ## install what the tests need (claude CLI from npm; Chromium, Python gRPC, PostgreSQL, bubblewrap, systemd-analyze, tmux, espeak-ng and ffmpeg from Debian)
+deps: claude-cli dendrite browser python-grpc postgres bubblewrap systemd tmux voice ## install what the tests need (claude CLI from npm; Chromium, Python gRPC, PostgreSQL, bubblewrap, systemd-analyze, tmux, espeak-ng and ffmpeg from Debian)
 
 claude-cli: $(CLAUDE_BIN) ## install the real claude CLI into .cache/claude-cli (npm)
 $(CLAUDE_BIN):
@@ -105,6 +119,12 @@ uplot: ## fetch uPlot $(UPLOT_VERSION) from npm again, check its tarball's SHA-2
 	  cp "$$tmp/package/LICENSE" core/admin/assets/uPlot.LICENSE && \
 	  echo "core/admin/assets: uPlot $(UPLOT_VERSION) (sha256 $(UPLOT_SHA256))"
 	@git diff --stat -- core/admin/assets
+dendrite: $(DENDRITE_DIR)/$(DENDRITE_VERSION) ## build the Matrix homeserver Dendrite into .cache/dendrite for the matrix tests (Go module proxy)
+$(DENDRITE_DIR)/$(DENDRITE_VERSION):
+	@mkdir -p $(DENDRITE_DIR)
+	GOBIN=$(abspath $(DENDRITE_DIR)) CGO_ENABLED=0 $(GO) install github.com/matrix-org/dendrite/cmd/dendrite@$(DENDRITE_VERSION) \
+	  github.com/matrix-org/dendrite/cmd/generate-config@$(DENDRITE_VERSION) github.com/matrix-org/dendrite/cmd/generate-keys@$(DENDRITE_VERSION)
+	@touch $@
 
 browser: ## install Debian's chromium for the browser tests (needs root or sudo)
 	@command -v chromium >/dev/null || { \
@@ -163,12 +183,17 @@ postgres: ## install Debian's postgresql for the PostgreSQL store tests (needs r
 
 test: build deps ## run all tests, with the real claude CLI, a headless Chromium and the Python example
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) test ./...)"; \
-	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_POSTGRES=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_REQUIRE_SYSTEMD=1 CLAWHOST_REQUIRE_TMUX=1 CLAWHOST_REQUIRE_VOICE=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
+	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_POSTGRES=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_REQUIRE_SYSTEMD=1 CLAWHOST_REQUIRE_TMUX=1 CLAWHOST_REQUIRE_VOICE=1 CLAWHOST_REQUIRE_DENDRITE=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
 	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...) || exit 1; done
+	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) test -tags goolm ./...)"; \
+	  (cd $$m && GOWORK=off CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_DENDRITE=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
+	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -tags goolm -count=1 -timeout 30m ./...) || exit 1; done
 
 test-go: build ## run the tests that need only Go (real-CLI and browser tests skip)
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) test ./...)"; \
 	  (cd $$m && CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 ./...) || exit 1; done
+	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) test -tags goolm ./...)"; \
+	  (cd $$m && GOWORK=off CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -tags goolm -count=1 ./...) || exit 1; done
 
 # Every benchmark of every module, then one table of the figures the
 # project holds itself to (core/cmd/benchreport): goal, value, pass/fail.
@@ -233,9 +258,10 @@ $(TOOLS): tools/go.mod tools/go.sum
 # go mod tidy ignores go.work: each module's tidy resolves the others at
 # the versions its go.mod requires, which core/cmd/modproxy serves from
 # this tree (their go.sum lines are left out: they change with every edit).
-tidy: ## go mod tidy every module (root, sdk, proto against this tree's; tools)
+tidy: ## go mod tidy every module (root, sdk, proto against this tree's; tools; plugins/matrix)
 	$(GO) run ./core/cmd/modproxy -tidy
 	cd tools && GOWORK=off $(GO) mod tidy
+	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; (cd $$m && GOWORK=off $(GO) mod tidy) || exit 1; done
 
 fmt: ## format the Go code
 	gofmt -w $$(git ls-files '*.go' | grep -v '^proto/gen/')
@@ -258,11 +284,13 @@ check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, function and f
 	@git diff --exit-code -- proto/gen || { echo "proto/gen is out of date: run make proto and commit"; exit 1; }
 	$(GO) run ./core/cmd/modproxy -tidy -diff
 	@(cd tools && GOWORK=off $(GO) mod tidy -diff) || { echo "tools/go.mod or go.sum is not tidy: run make tidy"; exit 1; }
+	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) vet ./... && mod tidy -diff && darwin build)"; \
+	  (cd $$m && GOWORK=off $(GO) vet -tags goolm ./... && GOWORK=off $(GO) mod tidy -diff && GOWORK=off GOOS=darwin GOARCH=arm64 $(GO) build -tags goolm ./...) || { echo "$$m: vet, tidy (cd $$m && GOWORK=off go mod tidy) or the macOS build failed"; exit 1; }; done
 	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule|TestArchitectureDoc|TestSizeLimits|TestTestsWriteProgramsWithWriteExecutable|TestChannelPluginsLinkNoMarkdownParser' ./core/archtest/
 	$(GO) test -count=1 -run 'TestConfigurationReference' ./core/config/
 	$(GO) test -count=1 -run 'TestDocs' ./core/cli/
 	cd sdk && $(GO) test -count=1 -run 'TestAPIIsRecorded' .
-	@dead=$$($(BIN)/tools/deadcode -filter '^github.com/clawhost/clawhost(/|$$)' ./core/cmd/clawhost ./plugins/*/cmd/* ./examples/... | grep -Ev '$(DEADCODE_ALLOWED)'); \
+	@dead=$$($(BIN)/tools/deadcode -filter '^github.com/clawhost/clawhost(/|$$)' ./core/cmd/clawhost $(addprefix ./,$(PLUGIN_CMDS)) ./examples/... | grep -Ev '$(DEADCODE_ALLOWED)'); \
 	  [ -z "$$dead" ] || { echo "unreachable code (delete it, or say why it stays in DEADCODE_ALLOWED):"; echo "$$dead"; exit 1; }
 
 clean: ## remove build output

@@ -352,6 +352,26 @@ plugin "sl" {
   }
 }
 
+# Matrix, enabled when MATRIX_USER_ID is set (docs/matrix.md): the bot is an
+# ordinary account on any homeserver. Give its password (the plugin logs in
+# once and keeps its device) or its access token. It joins the rooms people
+# in invites_from invite it to and declines other invites. Allow people and
+# rooms in access {}: "mx:@alice:example.org" in allow_from, a room id
+# "mx:!abc:example.org" in groups; a thread is its own session. A refused
+# token shows as needs_attention; fix it, then `clawhost retry mx`.
+# Encrypted rooms work (the device's keys in the plugin's state directory).
+plugin "mx" {
+  source  = "matrix"
+  enabled = env("MATRIX_USER_ID", "") != ""
+  config {
+    homeserver = env("MATRIX_HOMESERVER", "https://matrix.org")
+    user_id    = env("MATRIX_USER_ID", "")
+    password   = env("MATRIX_PASSWORD", "")
+    # access_token = env("MATRIX_ACCESS_TOKEN", "")
+    # invites_from = ["@alice:example.org"]  # "*": anyone's invites
+  }
+}
+
 # WhatsApp, enabled when WHATSAPP_ENABLED is set. The plugin joins a
 # WhatsApp account as a linked device: on first start `clawhost status` and
 # the status page show a QR code (WhatsApp on the phone → Settings → Linked

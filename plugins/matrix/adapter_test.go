@@ -1,0 +1,186 @@
+package matrix
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/clawhost/clawhost/plugins/matrix/matrixtest"
+	"github.com/clawhost/clawhost/sdk/probe"
+	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
+	"github.com/clawhost/clawhost/sdk/status"
+)
+
+// hs is a Dendrite with the bot, Alice (whose invites the bot takes) and
+// Mallory (whose it declines).
+type hs struct {
+	srv                 *matrixtest.Server
+	bot, alice, mallory matrixtest.Account
+}
+
+func startHS(t *testing.T) *hs {
+	t.Helper()
+	h := &hs{srv: matrixtest.Start(t)}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, a := range []struct {
+		name string
+		to   *matrixtest.Account
+	}{{"bot", &h.bot}, {"alice", &h.alice}, {"mallory", &h.mallory}} {
+		acct, err := h.srv.Register(ctx, a.name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*a.to = acct
+	}
+	return h
+}
+
+// run configures a fresh adapter with cfg and runs it until the test ends.
+func run(t *testing.T, cfg map[string]any, dir string) (*Adapter, *sdktest.Inbox, *sdktest.Statuses) {
+	t.Helper()
+	return runWith(t, cfg, dir, nil)
+}
+
+// runWith is run with mod applied to the configured adapter first.
+func runWith(t *testing.T, cfg map[string]any, dir string, mod func(*Adapter)) (*Adapter, *sdktest.Inbox, *sdktest.Statuses) {
+	t.Helper()
+	js, _ := json.Marshal(cfg)
+	a, st, in := New(), &sdktest.Statuses{}, &sdktest.Inbox{}
+	if err := a.Configure(context.Background(), schema.Config{Instance: "mx", JSON: js, DataDir: dir, Status: st}); err != nil {
+		t.Fatal(err)
+	}
+	if mod != nil {
+		mod(a)
+	}
+	stop := sdktest.Run(t, a, in)
+	t.Cleanup(func() { _ = stop() })
+	return a, in, st
+}
+
+// TestInvitesAndRefusedToken: an invite from someone in invites_from is
+// joined, Mallory's declined; a token the homeserver refuses makes the
+// channel needs_attention with what to do, not a crash loop; the probe
+// says the same before the plugin runs.
+func TestInvitesAndRefusedToken(t *testing.T) {
+	t.Parallel()
+	h := startHS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken,
+		"invites_from": []string{h.alice.UserID.String()}}
+	_, _, st := run(t, cfg, t.TempDir())
+	sdktest.WaitFor(t, "the plugin to be ready", func() bool { return last(st).State == status.Ready })
+
+	alice, mallory := h.srv.Client(h.alice), h.srv.Client(h.mallory)
+	good, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := mallory.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	membership := func(cli *mautrix.Client, room id.RoomID) string {
+		var m struct {
+			Membership string `json:"membership"`
+		}
+		_ = cli.StateEvent(ctx, room, event.StateMember, h.bot.UserID.String(), &m)
+		return m.Membership
+	}
+	sdktest.WaitFor(t, "the bot to join Alice's room and leave Mallory's", func() bool {
+		return membership(alice, good.RoomID) == "join" && membership(mallory, bad.RoomID) == "leave"
+	})
+
+	// A refused token.
+	cfg["access_token"] = "syt_not_a_token"
+	_, _, st2 := run(t, cfg, t.TempDir())
+	sdktest.WaitFor(t, "needs_attention for the refused token", func() bool { return last(st2).State == status.NeedsAttention })
+	if msg := last(st2).Message; !strings.Contains(msg, "M_UNKNOWN_TOKEN") || !strings.Contains(msg, "access_token") {
+		t.Errorf("the status does not say what to do: %q", msg)
+	}
+	js, _ := json.Marshal(cfg)
+	rep, err := Probe(ctx, schema.Config{Instance: "mx", JSON: js})
+	if err != nil || len(rep.Checks) != 1 || rep.Checks[0].Verdict != probe.Fail {
+		t.Errorf("the probe of a refused token: %+v %v", rep, err)
+	}
+	cfg["access_token"], cfg["password"] = "", h.bot.Password
+	js, _ = json.Marshal(cfg)
+	rep, err = Probe(ctx, schema.Config{Instance: "mx", JSON: js})
+	if err != nil || len(rep.Checks) != 1 || rep.Checks[0].Verdict != probe.OK {
+		t.Errorf("the probe of the password: %+v %v", rep, err)
+	}
+}
+
+func last(s *sdktest.Statuses) status.Status {
+	all := s.All()
+	if len(all) == 0 {
+		return status.Status{}
+	}
+	return all[len(all)-1]
+}
+
+// TestUndecryptableToldToSender: an encrypted message (the plugin holds no
+// keys) does not reach the host, and its sender gets a notice replying to
+// it that says so — never a silent drop.
+func TestUndecryptableToldToSender(t *testing.T) {
+	t.Parallel()
+	h := startHS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	alice := h.srv.Client(h.alice)
+	room, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken,
+		"invites_from": []string{h.alice.UserID.String()}}
+	_, in, st := run(t, cfg, t.TempDir())
+	sdktest.WaitFor(t, "the plugin to be ready", func() bool { return last(st).State == status.Ready })
+	sdktest.WaitFor(t, "the bot to join", func() bool {
+		m, err := alice.JoinedMembers(ctx, room.RoomID)
+		_, ok := m.Joined[h.bot.UserID]
+		return err == nil && ok
+	})
+	enc, err := alice.SendMessageEvent(ctx, room.RoomID, event.EventEncrypted, map[string]any{
+		"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgAEnACgAkLmt6qF84IK++J7UDH2Za1YVchHyprqTqsg",
+		"sender_key": "SenderKeyOfAlicesDevice", "device_id": "ALICEDEVICE", "session_id": "SessionIdOfAlice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A plain message after it shows the batch was handled.
+	if _, err := alice.SendText(ctx, room.RoomID, "and in the clear"); err != nil {
+		t.Fatal(err)
+	}
+	sdktest.WaitFor(t, "the clear message", func() bool { return len(in.Stored()) > 0 })
+	for _, m := range in.Stored() {
+		if m.MessageID == enc.EventID.String() {
+			t.Errorf("the encrypted event reached the host: %+v", m)
+		}
+	}
+	resp, err := alice.Messages(ctx, room.RoomID, "", "", mautrix.DirectionBackward, nil, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := 0
+	for _, ev := range resp.Chunk {
+		if ev.Sender != h.bot.UserID || ev.Type != event.EventMessage {
+			continue
+		}
+		_ = ev.Content.ParseRaw(ev.Type)
+		c := ev.Content.AsMessage()
+		if c.MsgType == event.MsgNotice && strings.Contains(c.Body, "could not decrypt") && c.RelatesTo.GetReplyTo() == enc.EventID {
+			told++
+		}
+	}
+	if told != 1 {
+		t.Errorf("the sender was told %d times, want once", told)
+	}
+}

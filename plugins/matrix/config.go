@@ -1,0 +1,102 @@
+package matrix
+
+import (
+	"context"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/clawhost/clawhost/sdk/schema"
+)
+
+// Limits.
+const (
+	// MaxTextLength is the longest visible text of one event, in UTF-8
+	// bytes. A Matrix event is at most 65,536 bytes of JSON; the text is
+	// in it twice (body, and formatted_body as HTML with its tags and
+	// entities), each JSON-escaped. 16,000 bytes of ordinary text make
+	// some 40 KB; an event that would still exceed the limit (text that is
+	// all < and &) goes without its HTML (send.go), never cut.
+	MaxTextLength = 16000
+	// maxEventBytes is the size an event's content is kept under.
+	maxEventBytes = 60000
+	// MaxFileBytes is the largest file sent: Dendrite's default
+	// max_file_size_bytes (10 MiB); a homeserver's own limit is read from
+	// /_matrix/client/v1/media/config when it answers.
+	MaxFileBytes = 10 << 20
+)
+
+// Schema is the plugin's config {} block.
+var Schema = schema.Schema{
+	{Name: "homeserver", Type: "string", Required: true,
+		Description: `the bot's homeserver, its client-server API base URL, e.g. "https://matrix.example.org"`},
+	{Name: "user_id", Type: "string", Required: true,
+		Description: `the bot's Matrix id, e.g. "@clawbot:example.org"`},
+	{Name: "access_token", Type: "string", Default: "", Sensitive: true,
+		Description: `the bot's access token, typically env("MATRIX_ACCESS_TOKEN"); or set password and the plugin logs in once and keeps its device; never logged`},
+	{Name: "password", Type: "string", Default: "", Sensitive: true,
+		Description: `the bot account's password, typically env("MATRIX_PASSWORD"), used to log in when access_token is empty; the device and its token are kept in the plugin's state (0600) across restarts`},
+	{Name: "invites_from", Type: "list(string)", Default: []string{},
+		Description: `Matrix ids (@alice:example.org) whose room invites the bot accepts, "*" for anyone's; others are declined. Who may talk to the agent in a joined room is still the access block's (allow_from, groups)`},
+}
+
+// Config is the decoded config {} block.
+type Config struct {
+	Homeserver  string   `json:"homeserver"`
+	UserID      string   `json:"user_id"`
+	AccessToken string   `json:"access_token"`
+	Password    string   `json:"password"`
+	InvitesFrom []string `json:"invites_from"`
+}
+
+// mxid is a Matrix user id: @localpart:server.
+var mxid = regexp.MustCompile(`^@[a-z0-9._=/+-]+:[A-Za-z0-9.-]+(:[0-9]+)?$`)
+
+func decodeConfig(cfg schema.Config) (Config, error) {
+	var c Config
+	if err := cfg.Decode(&c); err != nil {
+		return Config{}, err
+	}
+	c.Homeserver = strings.TrimRight(strings.TrimSpace(c.Homeserver), "/")
+	c.UserID = strings.TrimSpace(c.UserID)
+	c.AccessToken = strings.TrimSpace(c.AccessToken)
+	var d schema.Diagnostics
+	add := func(attr, summary, detail string) {
+		d = append(d, schema.Diagnostic{Attribute: attr, Summary: summary, Detail: detail})
+	}
+	if u, err := url.Parse(c.Homeserver); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		add("homeserver", "must be an http or https URL", `e.g. "https://matrix.example.org"`)
+	}
+	if !mxid.MatchString(c.UserID) {
+		add("user_id", "is not a Matrix user id", `a Matrix id is @localpart:server, e.g. "@clawbot:example.org"`)
+	}
+	if c.AccessToken == "" && c.Password == "" {
+		add("access_token", "access_token or password must be set", `set access_token = env("MATRIX_ACCESS_TOKEN") (Element: Settings → Help & About → Access Token), or password = env("MATRIX_PASSWORD")`)
+	}
+	for _, f := range c.InvitesFrom {
+		if f != "*" && !mxid.MatchString(f) {
+			add("invites_from", "has an entry that is not a Matrix user id: "+f, `write ids as @alice:example.org, or "*" for anyone`)
+		}
+	}
+	if len(d) > 0 {
+		return Config{}, d
+	}
+	return c, nil
+}
+
+// Validate is sdk.Plugin.Validate: it checks a block without touching the
+// network.
+func Validate(_ context.Context, cfg schema.Config) error {
+	_, err := decodeConfig(cfg)
+	return err
+}
+
+// invitedBy reports whether an invite from user is accepted.
+func (c Config) invitedBy(user string) bool {
+	for _, f := range c.InvitesFrom {
+		if f == "*" || f == user {
+			return true
+		}
+	}
+	return false
+}

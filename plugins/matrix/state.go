@@ -1,0 +1,94 @@
+package matrix
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// stateFile is the plugin's state in its data directory (0600).
+const stateFile = "matrix-state.json"
+
+// state is what survives a restart: the device a password login made
+// (its token) and the sync position. Since advances only after the host
+// stored every message of the sync batch before it, so a restart resumes
+// where the last stored batch ended: nothing lost; a crash between the
+// host's store and this file's write replays the batch, which the host
+// dedupes by event id: nothing doubled.
+type state struct {
+	// UserID is whose device and token these are: a changed user_id in
+	// the config starts afresh.
+	UserID      string `json:"user_id"`
+	DeviceID    string `json:"device_id,omitempty"`
+	AccessToken string `json:"access_token,omitempty"`
+	Since       string `json:"since,omitempty"`
+}
+
+// store keeps state in dir; a "" dir keeps it in memory only (tests).
+type store struct {
+	mu  sync.Mutex
+	dir string
+	st  state
+}
+
+func openStore(dir string) (*store, error) {
+	s := &store{dir: dir}
+	if dir == "" {
+		return s, nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &s.st); err != nil {
+		return nil, errors.New("matrix: " + stateFile + " is damaged (" + err.Error() + "): remove it to log in afresh")
+	}
+	return s, nil
+}
+
+func (s *store) get() state {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
+}
+
+// update changes the state with f and writes it durably (a temporary
+// file, fsynced, renamed over the old one).
+func (s *store) update(f func(*state)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := s.st
+	f(&next)
+	if s.dir != "" {
+		b, err := json.Marshal(next)
+		if err != nil {
+			return err
+		}
+		tmp := filepath.Join(s.dir, stateFile+".tmp")
+		fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return err
+		}
+		if _, err := fh.Write(b); err != nil {
+			fh.Close()
+			return err
+		}
+		if err := fh.Sync(); err != nil {
+			fh.Close()
+			return err
+		}
+		if err := fh.Close(); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, filepath.Join(s.dir, stateFile)); err != nil {
+			return err
+		}
+	}
+	s.st = next
+	return nil
+}
