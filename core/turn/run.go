@@ -216,22 +216,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	if compact && fresh {
 		return Outcome{Deliver: true, Target: last.Target(), Format: channel.FormatPlain, Text: "Nothing to compact yet: this conversation has no history."}
 	}
-	prompt, system := t.prompt(ctx, set, req, sess, msgs, fresh)
-	if meta := t.meta().Of(sess); meta.FeedbackOf(req.Entries[0].ID, last.From) && last.Scheduled == "" {
-		prompt = feedbackLabel(last) + "\n\n" + prompt
-	}
-	if compact {
-		// claude's own /compact: it summarizes the conversation and goes
-		// on from the summary (the hooks' system prompt stays, so the
-		// warm process is kept).
-		prompt = "/compact"
-	} else {
-		if line, ok := t.claudeCommand(req.Key.Agent, msgs); ok {
-			prompt = line // claude's own command, the raw line the CLI expands (claudecmd.go)
-		}
-		t.memoryFlush(ctx, set, req.Key, &sess, last)
-	}
-
+	prompt, system := t.turnPrompt(ctx, set, req, &sess, msgs, fresh, compact)
 	prev := t.earlierRun(ctx, log, req, last)
 	t.opts.Observer.SetActiveRuns(int(t.active.Add(1)))
 	started := t.opts.Now()
@@ -308,6 +293,29 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 		}
 	}
 	return o
+}
+
+// turnPrompt is what claude is sent for msgs: the envelope (feedback on a
+// plan labelled as such), claude's own /compact, or one of claude's own
+// commands as its raw line; and the turn's system prompt. A turn that is
+// not /compact flushes memory first (sess updated).
+func (t *Turns) turnPrompt(ctx context.Context, set Settings, req Request, sess *store.Session, msgs []message.Message, fresh, compact bool) (prompt, system string) {
+	last := &msgs[len(msgs)-1]
+	prompt, system = t.prompt(ctx, set, req, *sess, msgs, fresh)
+	if meta := t.meta().Of(*sess); meta.FeedbackOf(req.Entries[0].ID, last.From) && last.Scheduled == "" {
+		prompt = feedbackLabel(last) + "\n\n" + prompt
+	}
+	if compact {
+		// claude's own /compact: it summarizes the conversation and goes
+		// on from the summary (the hooks' system prompt stays, so the
+		// warm process is kept).
+		return "/compact", system
+	}
+	if line, ok := t.claudeCommand(req.Key.Agent, msgs); ok {
+		prompt = line // claude's own command, the raw line the CLI expands (claudecmd.go)
+	}
+	t.memoryFlush(ctx, set, req.Key, sess, last)
+	return prompt, system
 }
 
 // IsCompact reports whether m is the /compact command, which the gateway
