@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/clawhost/clawhost/core/reports"
-	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/settings"
 
@@ -55,7 +54,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	sessions, total := h.gw.Sessions(ctx, 200)
 	snap.SessionCount = total
 	warm := h.agent.Warm()
-	terminal := terminalCommands(h.cfg)
+	terminal := settings.TerminalCommands(h.cfg)
 	for _, si := range sessions {
 		k, _ := sessionkey.Parse(si.Key) // the store's form; a malformed key shows no agent
 		_, isWarm := warm[si.Key]
@@ -112,32 +111,6 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 	// approval's command — may quote a configured secret.
 	h.redact.Strings(&snap)
 	return snap
-}
-
-// terminalCommands returns what opens a session in a terminal
-// (session.TerminalCommand): its agent's workspace, and the config
-// directory its transcripts are in — the chat's own when its claude runs
-// sandboxed (runner.ChatConfigDir), else the agent's.
-func terminalCommands(cfg *config.Config) func(key sessionkey.Key, sessionID string) string {
-	type where struct{ workspace, configDir, stateDir string }
-	agents := map[string]where{}
-	for _, a := range cfg.AllAgents() {
-		p, _ := settings.Agent(cfg, a) // the run_as error is the start's to report
-		agents[a.ID] = where{a.Workspace, p.TranscriptDir, p.Runner.StateDir}
-	}
-	return func(key sessionkey.Key, sessionID string) string {
-		if sessionID == "" {
-			return ""
-		}
-		w := agents[key.Agent]
-		dir := w.configDir
-		if own := runner.ChatConfigDir(w.stateDir, key.String()); w.stateDir != "" {
-			if _, err := os.Stat(own); err == nil {
-				dir = own
-			}
-		}
-		return session.TerminalCommand(w.workspace, dir, sessionID)
-	}
 }
 
 // warmPoolView is the runner's warm pool for the status page.

@@ -115,7 +115,7 @@ func (s sessions) Past(ctx context.Context, key string) ([]session.PastSession, 
 	}
 	past := slices.Clone(s.g.meta.Of(sess).Past) // the cache's is shared
 	for i := range past {
-		past[i].Title = s.g.claudeTitle(past[i].ID)
+		past[i].Title = s.claudeTitle(past[i].ID)
 	}
 	return past, nil
 }
@@ -130,7 +130,7 @@ func (s sessions) Current(ctx context.Context, key string) (session.PastSession,
 		return session.PastSession{}, false, err
 	}
 	return session.PastSession{ID: sess.ClaudeSessionID, Started: sess.CreatedAt, Last: sess.LastMessageAt, Turns: sess.Turns,
-		Name: s.g.meta.Of(sess).Name, Title: s.g.claudeTitle(sess.ClaudeSessionID)}, true, nil
+		Name: s.g.meta.Of(sess).Name, Title: s.claudeTitle(sess.ClaudeSessionID)}, true, nil
 }
 
 // Name names the current session (/name).
@@ -144,8 +144,8 @@ func (s sessions) Name(ctx context.Context, key string, name string) error {
 
 // claudeTitle is claude's own title of session id (its transcript's custom
 // or AI title, ownersession.Parse); "" when none or not found.
-func (g *Gateway) claudeTitle(id string) string {
-	path, err := export.FindTranscript(g.settings().TranscriptDirs, id)
+func (s sessions) claudeTitle(id string) string {
+	path, err := export.FindTranscript(s.g.settings().TranscriptDirs, id)
 	if err != nil {
 		return ""
 	}

@@ -1,11 +1,8 @@
 package gateway
 
 import (
-	"strings"
-
 	"github.com/clawhost/clawhost/core/claudecmds"
 	"github.com/clawhost/clawhost/core/sessionkey"
-	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // newClaudeCommands is the agents' claude commands: the project's under
@@ -19,40 +16,4 @@ func newClaudeCommands(g *Gateway) *claudecmds.Catalog {
 				g.background(func() { g.handler.Refresh(g.ctx) })
 			}
 		})
-}
-
-// claudeMenu is the default agent's claude commands as menu entries.
-func (g *Gateway) claudeMenu() []channel.MenuEntry {
-	cmds := g.claude.Commands(sessionkey.DefaultAgent)
-	out := make([]channel.MenuEntry, 0, len(cmds))
-	for _, c := range cmds {
-		out = append(out, channel.MenuEntry{Name: c.Name, Description: c.Description + " (claude)"})
-	}
-	return out
-}
-
-// claudeCommandAnswer is what the chat is told at once about "/cc" text
-// ("" when the message goes to claude): "/cc" alone lists the agent's
-// claude commands; "/cc name" for one a chat may not run says why.
-func (g *Gateway) claudeCommandAnswer(agent, text string) string {
-	name, _, cc, ok := claudecmds.Split(text)
-	if !ok || !cc {
-		return ""
-	}
-	if name == "" {
-		cmds := g.claude.Commands(agent)
-		if len(cmds) == 0 {
-			return "claude lists no commands for this agent yet; they are known after its first turn. Use /cc <name> [args]."
-		}
-		var b strings.Builder
-		b.WriteString("claude's commands (run one with /cc <name> [args], or /<name> when clawhost has no command of that name):")
-		for _, c := range cmds {
-			b.WriteString("\n/" + c.Name + " — " + c.Description)
-		}
-		return b.String()
-	}
-	if why := g.claude.NotInChat(agent, name); why != "" {
-		return "claude's /" + name + " cannot run from a chat: " + why + "."
-	}
-	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/clawhost/clawhost/core/agents"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/sessionkey"
+	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // newAdmission is the admission stage over the gateway's stages and store.
@@ -64,7 +65,7 @@ func newHandler(g *Gateway) *command.Handler {
 		Approvals: func(key string) []string { return approvalLines(g.approvals, g.opts.Now(), key) },
 		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
 		HookWork:  g.work.lines,
-		Claude:    g.claudeMenu,
+		Claude:    func() []channel.MenuEntry { return g.claude.Menu(sessionkey.DefaultAgent) },
 		QueueMode: func(key sessionkey.Key) string {
 			instance, _, _ := strings.Cut(key.Chat, ":") // "<instance>:<kind>:<peer>"
 			return string(g.settings().Queue.ModeFor(instance))

@@ -60,7 +60,7 @@ func (g *Gateway) accept(ctx context.Context, conv []arrival) error {
 		}
 		synced = s // a later commit's sync covers the earlier ones
 		if fresh {
-			g.submit(a)
+			g.submit(a, 0)
 		}
 	}
 	if synced == nil {

@@ -134,7 +134,7 @@ func (g *Gateway) PairingApproved(ctx context.Context, entry string) {
 	}
 	if fresh {
 		g.delivery.Notify("pairing:"+entry, tgt, "✅ An owner approved you. Your message is answered now.")
-		g.submit(a)
+		g.submit(a, 0)
 	}
 	if err := g.store.ReleaseLease(ctx, l.Name, l.Holder); err != nil {
 		g.log.Warn("forgetting the message a pairing held failed", "sender", entry, "error", err)

@@ -180,7 +180,7 @@ func (g *Gateway) resume(entries []store.Entry, taken bool) {
 			continue
 		}
 		g.place.forget(x.key)
-		g.submitTaken(arrival{key: x.k, Item: queue.Item{ID: x.e.ID, Message: x.m}}, own)
+		g.submit(arrival{key: x.k, Item: queue.Item{ID: x.e.ID, Message: x.m}}, own)
 		placed(x.key)
 	}
 	for _, k := range kick {

@@ -24,12 +24,10 @@ import (
 
 // submit hands an accepted entry to the arrival stage of its conversation.
 // With several hosts, the host that runs the session does: the entry is
-// handed to it when that is another.
-func (g *Gateway) submit(a arrival) { g.submitTaken(a, 0) }
-
-// submitTaken is submit for an entry a take of this host's resumes (own:
-// the takes of a's session the caller is part of; see placer.here).
-func (g *Gateway) submitTaken(a arrival, own int) {
+// handed to it when that is another. own is 0 for a new entry; for one a
+// take of this host's resumes, the takes of a's session the caller is part
+// of (see placer.here).
+func (g *Gateway) submit(a arrival, own int) {
 	run := func() { g.arrivals.Do(a.key.String(), func() { g.arrive(a) }) }
 	if g.place.here(a.key.String(), []int64{a.ID}, run, own) {
 		run()
@@ -150,7 +148,7 @@ func (g *Gateway) route(key string, batch []arrival) {
 			}
 			g.command(head, inv)
 			return
-		} else if answer := g.claudeCommandAnswer(head.key.Agent, text); answer != "" {
+		} else if answer := g.claude.Answer(head.key.Agent, text); answer != "" {
 			g.respond(head, answer)
 			return
 		} else if command.IsAbortTrigger(text) && control {

@@ -1,4 +1,4 @@
-package core
+package settings
 
 import (
 	"os"
@@ -24,7 +24,7 @@ func TestTerminalCommands(t *testing.T) {
 		t.Fatal(diags)
 	}
 	ws, data := filepath.Join(dir, "ws"), filepath.Join(dir, "data")
-	open := terminalCommands(cfg)
+	open := TerminalCommands(cfg)
 	plain := sessionkey.Key{Agent: "main", Chat: "tg:direct:1"}
 	if got, want := open(plain, "s-1"), "cd "+ws+" && CLAUDE_CONFIG_DIR="+filepath.Join(data, "claude")+" claude --resume s-1"; got != want {
 		t.Errorf("unsandboxed chat: %q, want %q", got, want)
