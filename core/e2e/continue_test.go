@@ -41,7 +41,8 @@ func tgAsk(t *testing.T, srv *telegramtest.Server, chat telegramtest.Chat, from 
 // terminal's file stays byte for byte) and handed back with /desktop,
 // whose command — run as printed, with -p added so it needs no terminal —
 // resumes with the chat's turn; another is taken over and handed back
-// under its own id. A non-owner's DM, and a group with a non-owner in it,
+// under its own id; /name, /list and /switch NAME go between the two.
+// A non-owner's DM, and a group with a non-owner in it,
 // are refused every command and nothing is copied; the audit trail has
 // each step.
 func TestContinueTerminalSessionTelegram(t *testing.T) {
@@ -221,6 +222,25 @@ func TestContinueTerminalSessionTelegram(t *testing.T) {
 		t.Error("/desktop overwrote a terminal file that had gone on")
 	}
 
+	// Names: /list shows the fork (an earlier session now) with claude's
+	// title, /switch takes a name, and back.
+	if got := ask(alice, aliceDM, "/name staging rollout"); !strings.Contains(got, `now named "staging rollout"`) {
+		t.Errorf("/name: %q", got)
+	}
+	list = ask(alice, aliceDM, "/list")
+	if !strings.Contains(list, `This session: "staging rollout", `) || !strings.Contains(list, "1. Fix the parser, ") || !strings.Contains(list, "("+m[1]+")") {
+		t.Errorf("/list:\n%s", list)
+	}
+	if got := ask(alice, aliceDM, "/switch fix the"); !strings.Contains(got, "Switched to") {
+		t.Fatalf("/switch fix the: %q", got)
+	}
+	if texts := turn("and the parser?"); !strings.Contains(texts, "remember the word PELICAN") || strings.Contains(texts, "deploy the staging server") {
+		t.Fatalf("after /switch the turn is not in the forked session:\n%s", texts)
+	}
+	if got := ask(alice, aliceDM, "/switch staging rollout"); !strings.Contains(got, "Switched to") {
+		t.Fatalf("/switch staging rollout: %q", got)
+	}
+
 	// The audit trail: each step as owner_session rows, each refusal as a
 	// command row with why.
 	audit := func(kind string) string {
@@ -256,7 +276,7 @@ func TestContinueTerminalSessionTelegram(t *testing.T) {
 				line = l
 			}
 		}
-		if err != nil || !strings.Contains(line, "diverged") || !strings.HasSuffix(line, "cd "+ws+" && CLAUDE_CONFIG_DIR="+ownerDir+" claude --resume "+deployID) {
+		if err != nil || !strings.Contains(line, "diverged") || !strings.Contains(line, "staging rollout") || !strings.HasSuffix(line, "cd "+ws+" && CLAUDE_CONFIG_DIR="+ownerDir+" claude --resume "+deployID) {
 			t.Errorf("clawhost sessions, host %s: %v\n%s", state, err, out)
 		}
 	}
