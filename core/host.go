@@ -283,7 +283,7 @@ func (h *Host) provision() error {
 	gopts := gateway.Options{Ready: h.ready, Detach: func(k sessionkey.Key, m *message.Message) string {
 		return h.attach.Detach(h.gw.Access(), k.String(), m)
 	},
-		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.attach, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
+		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.attach, ChatState: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
 		Settings: set, MemoryFlush: settings.MemoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
 		Schedules: h.schedules, AgentTools: h.tools.Tools, ToolRun: h.tools.ToolRun,
 		Revoker:       h.pairingAPI("").Revoker(),

@@ -71,8 +71,8 @@ func newHandler(g *Gateway) *command.Handler {
 			return string(g.settings().Queue.ModeFor(instance))
 		},
 	}
-	if cs, ok := g.opts.Agent.(ChatState); ok {
-		h.Terminal = terminal{g: g, state: cs}
+	if g.opts.ChatState != nil {
+		h.Terminal = terminal{g: g, state: g.opts.ChatState}
 	}
 	return h
 }

@@ -146,12 +146,16 @@ type Settings struct {
 
 // Options configure a Gateway.
 type Options struct {
-	Logger   hclog.Logger
-	Store    store.Store
-	Agent    Agent
-	Ports    Ports
-	Observer Observer
-	Settings Settings
+	Logger hclog.Logger
+	Store  store.Store
+	Agent  Agent
+	// ChatState is where each chat's claude keeps its transcripts (the
+	// runner itself: Agent may be a wrapper in front of it, as the attach
+	// hub is); nil, and /continue and /desktop are not available.
+	ChatState ChatState
+	Ports     Ports
+	Observer  Observer
+	Settings  Settings
 	// MemoryFlush decides the memory-flush turn (agent.memory_flush).
 	MemoryFlush turn.MemoryFlush
 	// AgentTools gives the host's MCP tools for a chat (turn.Options).

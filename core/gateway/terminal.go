@@ -19,8 +19,9 @@ import (
 )
 
 // ChatState is where a chat's claude keeps its transcripts;
-// *runner.Runner implements it (runner.Runner.ChatClaudeDir). Without it
-// /continue and /desktop are not offered.
+// *runner.Runner implements it (runner.Runner.ChatClaudeDir), and the host
+// passes it as Options.ChatState. Without it /continue and /desktop are
+// not offered.
 type ChatState interface {
 	ChatClaudeDir(agent, key string) (dir string, own func(paths ...string) error)
 }
