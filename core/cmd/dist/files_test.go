@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -122,5 +123,24 @@ func TestComposeFile(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("compose.yaml lacks %q", want)
 		}
+	}
+}
+
+// TestByModule: a plugin in a module of its own is built in that module,
+// the rest in the repository's.
+func TestByModule(t *testing.T) {
+	repo := t.TempDir()
+	for _, d := range []string{"plugins/a/cmd/clawhost-a", "plugins/m/cmd/clawhost-m"} {
+		if err := os.MkdirAll(filepath.Join(repo, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(repo, "plugins/m/go.mod"), []byte("module m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := byModule(repo, []string{"./core/cmd/clawhost", "./plugins/a/cmd/clawhost-a", "./plugins/m/cmd/clawhost-m"})
+	want := []module{{dir: repo, pkgs: []string{"./core/cmd/clawhost", "./plugins/a/cmd/clawhost-a"}}, {dir: filepath.Join(repo, "plugins/m"), pkgs: []string{"./cmd/clawhost-m"}}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("byModule = %v, want %v", got, want)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,19 +68,61 @@ func ldflags(st stamp) string {
 		st.Version, st.Commit, st.Time.Format(time.RFC3339))
 }
 
-// goBuild builds pkgs (main packages of the module at repo) for t into
-// dir, one executable each, named for the package's directory. Static
-// (CGO_ENABLED=0: the SQLite driver is pure Go), -trimpath (no paths of
-// this machine), grpcnotrace (as make build; see the Makefile).
+// goBuild builds pkgs (main packages under repo, "./plugins/x/cmd/y") for
+// t into dir, one executable each, named for the package's directory.
+// Static (CGO_ENABLED=0: the SQLite driver is pure Go), -trimpath (no paths
+// of this machine), grpcnotrace (as make build; see the Makefile). A
+// package in a module of its own under repo (plugins/matrix: its go.mod
+// says why) is built in that module with GOWORK=off, as the Makefile's
+// SEPARATE_PLUGINS are, and with goolm (mautrix's crypto in pure Go).
 func goBuild(ctx context.Context, repo string, t platform, st stamp, dir string, pkgs []string) error {
-	args := append([]string{"build", "-trimpath", "-tags", "grpcnotrace", "-ldflags", ldflags(st), "-o", dir + string(os.PathSeparator)}, pkgs...)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+t.goos, "GOARCH="+t.goarch)
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build: %w\n%s", err, stderr.String())
+	for _, m := range byModule(repo, pkgs) {
+		tags, env := "grpcnotrace", []string(nil)
+		if m.dir != repo {
+			tags, env = "grpcnotrace goolm", []string{"GOWORK=off"}
+		}
+		args := append([]string{"build", "-trimpath", "-tags", tags, "-ldflags", ldflags(st), "-o", dir + string(os.PathSeparator)}, m.pkgs...)
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir = m.dir
+		cmd.Env = append(append(os.Environ(), "CGO_ENABLED=0", "GOOS="+t.goos, "GOARCH="+t.goarch), env...)
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stderr, &stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go build in %s: %w\n%s", m.dir, err, stderr.String())
+		}
 	}
 	return nil
+}
+
+// module is the packages of pkgs in one Go module: its directory, and the
+// packages relative to it.
+type module struct {
+	dir  string
+	pkgs []string
+}
+
+// byModule groups pkgs ("./path" under repo) by the module they are in:
+// the nearest directory with a go.mod at or above the package, up to repo
+// (the repository's own module first).
+func byModule(repo string, pkgs []string) []module {
+	out := []module{{dir: repo}}
+	for _, p := range pkgs {
+		mod := repo
+		for d := filepath.Dir(filepath.Join(repo, filepath.FromSlash(p))); d != filepath.Clean(repo) && d != "." && d != string(os.PathSeparator); d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				mod = d
+				break
+			}
+		}
+		rel, _ := filepath.Rel(mod, filepath.Join(repo, filepath.FromSlash(p)))
+		i := slices.IndexFunc(out, func(m module) bool { return m.dir == mod })
+		if i < 0 {
+			out, i = append(out, module{dir: mod}), len(out)
+		}
+		out[i].pkgs = append(out[i].pkgs, "./"+filepath.ToSlash(rel))
+	}
+	if len(out[0].pkgs) == 0 {
+		out = out[1:]
+	}
+	return out
 }
