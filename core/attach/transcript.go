@@ -8,23 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/google/uuid"
 
+	"github.com/clawhost/clawhost/core/ownersession"
 	"github.com/clawhost/clawhost/core/runner"
 )
-
-// notPathChar is what claude replaces with "-" in a project directory's
-// name (its cwd: /home/me/proj → -home-me-proj).
-var notPathChar = regexp.MustCompile(`[^a-zA-Z0-9]`)
-
-// ProjectDir is the directory under claude's config directory where the
-// transcripts of sessions run in workdir are kept.
-func ProjectDir(configDir, workdir string) string {
-	return filepath.Join(configDir, "projects", notPathChar.ReplaceAllString(filepath.Clean(workdir), "-"))
-}
 
 // ImportTranscript copies the terminal session's transcript src (a
 // <session id>.jsonl file, read with the host's rights) to where a
@@ -45,7 +35,7 @@ func ImportTranscript(src, configDir, workdir, id string) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("the terminal's transcript %s is not a regular file", src)
 	}
-	dir := ProjectDir(configDir, workdir)
+	dir := ownersession.ProjectDir(configDir, workdir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/attach"
+	"github.com/clawhost/clawhost/core/ownersession"
 )
 
 // channelHelp is `clawhost help channel`'s detail.
@@ -103,7 +104,7 @@ func defaultTranscript(id string) string {
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(attach.ProjectDir(dir, wd), id+".jsonl")
+	return filepath.Join(ownersession.ProjectDir(dir, wd), id+".jsonl")
 }
 
 // bridge is `clawhost channel`: the MCP server on stdio and its

@@ -36,15 +36,21 @@ import (
 
 // ProjectName is the directory name claude gives the project of cwd under
 // <config dir>/projects: every character but an ASCII letter or digit
-// replaced by "-".
+// replaced by "-" — per UTF-16 code unit, as claude's JavaScript replaces
+// them (é is one "-", a character beyond the BMP two).
 func ProjectName(cwd string) string {
-	b := []byte(filepath.Clean(cwd))
-	for i, c := range b {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			b[i] = '-'
+	var b strings.Builder
+	for _, c := range filepath.Clean(cwd) {
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
+			b.WriteRune(c)
+		case c > 0xFFFF:
+			b.WriteString("--")
+		default:
+			b.WriteByte('-')
 		}
 	}
-	return string(b)
+	return b.String()
 }
 
 // ProjectDir is where claude with config directory configDir keeps the

@@ -11,13 +11,16 @@ import (
 )
 
 // TestProjectName: the directory claude 2.1.330 made for a cwd with "_"
-// and "." (observed: /tmp/i77a-probe/my_work.space).
+// and "." (observed: /tmp/i77a-probe/my_work.space), and with characters
+// beyond ASCII (observed: /tmp/pn/Pä🙂x made -tmp-pn-P---x: one "-" per
+// UTF-16 code unit).
 func TestProjectName(t *testing.T) {
 	t.Parallel()
 	for cwd, want := range map[string]string{
 		"/tmp/i77a-probe/my_work.space": "-tmp-i77a-probe-my-work-space",
 		"/tmp/anchors/claude-work/":     "-tmp-anchors-claude-work",
-		"/home/ann/Projekt ä":           "-home-ann-Projekt---",
+		"/home/ann/Projekt ä":           "-home-ann-Projekt--",
+		"/tmp/pn/Pä🙂x":                  "-tmp-pn-P---x",
 	} {
 		if got := ProjectName(cwd); got != want {
 			t.Errorf("ProjectName(%q) = %q, want %q", cwd, got, want)
