@@ -29,6 +29,9 @@ type Budget struct {
 	LimitUSD float64 `json:"limit_usd"`
 	// WarnAt is the fraction at which a chat is warned (0.8).
 	WarnAt float64 `json:"warn_at"`
+	// Exempt are the senders it never holds (the owners, unless
+	// budget.owners): a person's budget lists none of them as near it.
+	Exempt []string `json:"exempt,omitempty"`
 }
 
 // Period says how long the budget's period is: "day" or "month".
@@ -204,6 +207,9 @@ func nearBudgets(rows []UsageRecord, budgets []Budget, today time.Time, loc *tim
 			spent[k] += u.CostUSD
 		}
 		for _, k := range keys {
+			if b.Scope == "person" && slices.Contains(b.Exempt, k) {
+				continue
+			}
 			if s := spent[k]; s >= b.LimitUSD*b.WarnAt {
 				out = append(out, NearBudget{Scope: b.Scope, Key: k, Agent: b.Agent, SpentUSD: s, LimitUSD: b.LimitUSD, Over: s >= b.LimitUSD})
 			}

@@ -307,3 +307,16 @@ func TestSessionExport(t *testing.T) {
 		t.Errorf("without the token: %d, want 401", code)
 	}
 }
+
+// TestNearBudgetsSkipsTheExempt: an owner past a person's budget is not
+// near it (the budget never holds them); the same spend by anyone else is.
+func TestNearBudgetsSkipsTheExempt(t *testing.T) {
+	t.Parallel()
+	today := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	rows := []UsageRecord{{At: today.Add(time.Hour), Sender: "tg:owner", CostUSD: 2}, {At: today.Add(2 * time.Hour), Sender: "tg:bob", CostUSD: 2}}
+	b := Budget{Scope: "person", LimitUSD: 1, WarnAt: 0.8, Exempt: []string{"tg:owner"}}
+	near := nearBudgets(rows, []Budget{b}, today, time.UTC)
+	if len(near) != 1 || near[0].Key != "tg:bob" || !near[0].Over {
+		t.Errorf("near %+v, want only tg:bob, over", near)
+	}
+}

@@ -33,10 +33,11 @@ agent "ops" {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
+	cfg.Access.Owners = []string{"tg:1"} // budgets exempt owners (budget.owners unset)
 	want := []admin.Budget{
-		{Scope: "person", LimitUSD: 2, WarnAt: 0.9},
-		{Scope: "agent", LimitUSD: 50, WarnAt: 0.9},
-		{Scope: "chat", Agent: "ops", LimitUSD: 5, WarnAt: config.DefaultWarnAt},
+		{Scope: "person", LimitUSD: 2, WarnAt: 0.9, Exempt: []string{"tg:1"}},
+		{Scope: "agent", LimitUSD: 50, WarnAt: 0.9, Exempt: []string{"tg:1"}},
+		{Scope: "chat", Agent: "ops", LimitUSD: 5, WarnAt: config.DefaultWarnAt, Exempt: []string{"tg:1"}},
 	}
 	if got := Budgets(cfg); !reflect.DeepEqual(got, want) {
 		t.Errorf("Budgets\n%+v\nwant\n%+v", got, want)

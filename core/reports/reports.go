@@ -107,12 +107,16 @@ func Budgets(cfg *config.Config) []admin.Budget {
 		if !b.Any() {
 			return
 		}
+		var exempt []string
+		if !cfg.Budget.Over(b).HoldsOwners() {
+			exempt = cfg.Access.Owners
+		}
 		for _, l := range []struct {
 			scope string
 			usd   float64
 		}{{"person", b.PerSenderDailyUSD}, {"chat", b.PerChatDailyUSD}, {"agent", b.PerAgentMonthlyUSD}} {
 			if l.usd > 0 {
-				out = append(out, admin.Budget{Scope: l.scope, Agent: agent, LimitUSD: l.usd, WarnAt: b.Warn()})
+				out = append(out, admin.Budget{Scope: l.scope, Agent: agent, LimitUSD: l.usd, WarnAt: b.Warn(), Exempt: exempt})
 			}
 		}
 	}
