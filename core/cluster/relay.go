@@ -373,7 +373,7 @@ func (r *relay) serve(ctx context.Context) {
 				r.wg.Add(1)
 				go func() {
 					defer r.wg.Done()
-					r.make(r.calls, c)
+					r.place(r.calls, c)
 				}()
 			}
 			if len(calls) == 64 {
@@ -428,9 +428,9 @@ func (r *relay) drain(ctx context.Context) {
 // be restarting: the call waits for it as a local one would).
 const relayCallTimeout = 60 * time.Second
 
-// make makes one claimed call through this host's plugin and stores the
+// place places one claimed call through this host's plugin and stores the
 // outcome.
-func (r *relay) make(ctx context.Context, c store.RelayCall) {
+func (r *relay) place(ctx context.Context, c store.RelayCall) {
 	cctx, cancel := context.WithTimeout(ctx, relayCallTimeout)
 	defer cancel()
 	var resp any
