@@ -224,7 +224,8 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	if set.InlineImages && !compact {
 		images = t.images(msgs)
 	}
-	res, out := t.runAgent(ctx, set, req.Key, req.Entries[0].ID, prev, sess, fresh, prompt, system, last, ty, images, req.Began)
+	res, out := t.runAgent(ctx, set, agentRun{key: req.Key, id: req.Entries[0].ID, prev: prev, sess: sess, fresh: fresh,
+		prompt: prompt, system: system, last: last, typing: ty, images: images, began: req.Began})
 	t.opts.Observer.SetActiveRuns(int(t.active.Add(-1)))
 	if c := res.Commands; c != nil {
 		t.opts.ClaudeCommands.Saw(req.Key.Agent, c.Slash, c.Skills, c.Terminal)

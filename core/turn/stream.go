@@ -84,9 +84,30 @@ func (t *Turns) streamMode(set Settings, instance string) Streaming {
 	return StreamBlocks
 }
 
+// agentRun is one run of claude for a turn: the session (key, its row,
+// fresh for its first turn), the journal entry it answers (id) and the
+// live output an earlier run of it left (prev), what claude is sent
+// (prompt, system, images), the message it answers (last), the turn's
+// typing indicator, and began, told once claude read the prompt (the
+// journal's began mark).
+type agentRun struct {
+	key            sessionkey.Key
+	id             int64
+	prev           store.Live
+	sess           store.Session
+	fresh          bool
+	prompt, system string
+	last           *message.Message
+	typing         *typing
+	images         []runner.Image
+	began          func(context.Context) error
+}
+
 // runAgent runs the turn and streams its text. What the final result adds
 // to what was streamed is returned for the outbox; nothing is shown twice.
-func (t *Turns) runAgent(ctx context.Context, set Settings, skey sessionkey.Key, id int64, prev store.Live, sess store.Session, fresh bool, prompt, system string, m *message.Message, ty *typing, images []runner.Image, began func(context.Context) error) (runner.Result, streamed) {
+func (t *Turns) runAgent(ctx context.Context, set Settings, r agentRun) (runner.Result, streamed) {
+	skey, id, prev, sess, fresh, m, ty, began := r.key, r.id, r.prev, r.sess, r.fresh, r.last, r.typing, r.began
+	prompt, system, images := r.prompt, r.system, r.images
 	meta := t.meta().Of(sess)
 	ov := meta.Overrides()
 	key := skey.String()
