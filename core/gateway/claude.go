@@ -4,26 +4,25 @@ import (
 	"strings"
 
 	"github.com/clawhost/clawhost/core/claudecmds"
-	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // newClaudeCommands is the agents' claude commands: the project's under
 // each agent's workspace, and what each turn's init listed; a change of
-// the default agent's republishes the command menu.
+// an agent's republishes the command menus that offer them.
 func newClaudeCommands(g *Gateway) *claudecmds.Catalog {
 	return claudecmds.New(
 		func(agent string) string { return g.settings().Turn.ForAgent(agent).Workspace },
 		func(agent string) {
-			if agent == sessionkey.DefaultAgent && g.handler != nil {
-				g.background(func() { g.handler.Refresh(g.ctx) })
+			if g.handler != nil && g.menusFor(agent) {
+				g.background(func() { g.handler.PublishMenus(g.ctx) })
 			}
 		})
 }
 
-// claudeMenu is the default agent's claude commands as menu entries.
-func (g *Gateway) claudeMenu() []channel.MenuEntry {
-	cmds := g.claude.Commands(sessionkey.DefaultAgent)
+// claudeMenu is an agent's claude commands as menu entries.
+func (g *Gateway) claudeMenu(agent string) []channel.MenuEntry {
+	cmds := g.claude.Commands(agent)
 	out := make([]channel.MenuEntry, 0, len(cmds))
 	for _, c := range cmds {
 		out = append(out, channel.MenuEntry{Name: c.Name, Description: c.Description + " (claude)"})

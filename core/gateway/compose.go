@@ -57,7 +57,7 @@ func newHandler(g *Gateway) *command.Handler {
 		Location: func() *time.Location { return g.settings().Turn.Location },
 		Workdir:  g.agents.Dir,
 		Detach:   g.opts.Detach,
-		Agents:   agentPort{g.agents},
+		Agents:   agentPort{g.agents, g},
 		// Only what agent.permission_modes lists is offered ("ask"
 		// included): policy is the file's, never widened from a chat.
 		Modes:     func(key sessionkey.Key) []string { return g.settings().agentTurn(key).PermissionModes },
@@ -65,6 +65,7 @@ func newHandler(g *Gateway) *command.Handler {
 		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
 		HookWork:  g.work.lines,
 		Claude:    g.claudeMenu,
+		MenuChats: g.menuChats,
 		QueueMode: func(key sessionkey.Key) string {
 			instance, _, _ := strings.Cut(key.Chat, ":") // "<instance>:<kind>:<peer>"
 			return string(g.settings().Queue.ModeFor(instance))
