@@ -85,13 +85,16 @@ func menuChats(bound []MenuChat, switched map[chatRef]string) []MenuChat {
 			continue
 		}
 		seen[ref] = true
-		if to, ok := switched[ref]; ok && b.ChatID != "" {
-			b.Agent = to
-		}
-		if b.Agent == cmp.Or(instance[b.Instance], sessionkey.DefaultAgent) && (b.ChatID != "" || b.Agent == sessionkey.DefaultAgent) {
-			if _, sw := switched[ref]; !sw {
-				continue
+		to, sw := switched[ref]
+		switch {
+		case b.ChatID == "":
+			if b.Agent == sessionkey.DefaultAgent {
+				continue // the default menu is the default agent's
 			}
+		case sw:
+			b.Agent = to
+		case b.Agent == cmp.Or(instance[b.Instance], sessionkey.DefaultAgent):
+			continue // the instance's default menu is this agent's
 		}
 		out = append(out, b)
 	}
