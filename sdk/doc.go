@@ -172,7 +172,8 @@
 //
 // Optional capabilities are optional interfaces: implement channel.Typer,
 // channel.Editor, channel.Reactor, channel.MediaDownloader or
-// channel.CommandMenu and the host uses them (channel.Offerer takes one
+// channel.CommandMenu (channel.ChatCommandMenu for a menu per chat) and
+// the host uses them (channel.Offerer takes one
 // back where the configuration leaves it unusable). Test a channel with
 // sdktest.Conformance, which drives it over a real gRPC connection and
 // checks the contract of channel.Channel (acks and redelivery, the text

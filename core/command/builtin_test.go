@@ -93,6 +93,7 @@ type fakePlugins struct {
 	ready    bool
 	executed []sdkcommand.Request
 	menus    [][]channel.MenuEntry
+	chats    []string // "<instance>/<chat id>: name name …" of each PublishChatMenu
 	// starting: the "ops" plugin is still starting (it lists nothing)
 	// until AwaitCommandPlugins, which counts its calls in awaited.
 	starting bool
@@ -142,6 +143,15 @@ func (f *fakePlugins) Execute(_ context.Context, _ string, req sdkcommand.Reques
 
 func (f *fakePlugins) PublishMenu(_ context.Context, menu []channel.MenuEntry) []error {
 	f.menus = append(f.menus, menu)
+	return nil
+}
+
+func (f *fakePlugins) PublishChatMenu(_ context.Context, instance string, menu channel.ChatMenu) error {
+	names := make([]string, len(menu.Commands))
+	for i, e := range menu.Commands {
+		names[i] = e.Name
+	}
+	f.chats = append(f.chats, instance+"/"+menu.ChatID+": "+strings.Join(names, " "))
 	return nil
 }
 

@@ -58,6 +58,10 @@ type Plugins interface {
 	Execute(ctx context.Context, instance string, req command.Request) (command.Response, error)
 	// PublishMenu sets the command menu of every channel that has one.
 	PublishMenu(ctx context.Context, menu []channel.MenuEntry) []error
+	// PublishChatMenu sets one chat's menu on instance (ChatID "": the
+	// instance's default menu); a channel without menus per chat is left
+	// alone.
+	PublishChatMenu(ctx context.Context, instance string, menu channel.ChatMenu) error
 	// AwaitCommandPlugins waits (each bounded by its start timeout) for
 	// the configured plugins that may offer commands and are still
 	// starting, and returns the instances that are ready command plugins
@@ -123,10 +127,13 @@ type Handler struct {
 	// OnApproved, when not nil, is called (in its own goroutine) with the
 	// sender an owner's /approve let in ("<instance>:<sender id>").
 	OnApproved func(ctx context.Context, entry string)
-	// Claude, when not nil, is the default agent's claude commands for
-	// the command menu; a name clawhost has a command of is left out
-	// (the chat reaches it as /cc name).
-	Claude func() []channel.MenuEntry
+	// Claude, when not nil, is an agent's claude commands for the
+	// command menu; a name clawhost has a command of is left out (the
+	// chat reaches it as /cc name).
+	Claude func(agent string) []channel.MenuEntry
+	// MenuChats, when not nil, are the chats (and whole instances) whose
+	// menu is another agent's than the default agent's (see MenuChat).
+	MenuChats func() []MenuChat
 	// Exporter, when not nil, serves /export.
 	Exporter Exporter
 	// Terminal, when not nil, serves /continue and /desktop: the owner's
@@ -367,31 +374,5 @@ func (h *Handler) Refresh(ctx context.Context) {
 	for _, w := range h.Registry.SetPlugins(list) {
 		h.Logger.Warn(w)
 	}
-	for _, err := range h.Plugins.PublishMenu(ctx, h.menu()) {
-		h.Logger.Warn("publishing the command menu failed", "error", err)
-	}
-}
-
-// menu is the command menu: the built-ins, the plugin commands, then the
-// default agent's claude commands whose names are not clawhost's.
-func (h *Handler) menu() []channel.MenuEntry {
-	menu := h.Registry.Menu()
-	if h.Claude == nil {
-		return menu
-	}
-	claude := h.Claude()
-	if len(claude) == 0 {
-		return menu
-	}
-	menu = append(menu, channel.MenuEntry{Name: "cc", Description: "run claude's own command: /cc name args"})
-	for _, e := range claude {
-		if _, ours := h.Registry.Parse("/" + strings.ReplaceAll(e.Name, "-", "_")); ours {
-			continue
-		}
-		if _, ours := h.Registry.Parse("/" + e.Name); ours {
-			continue
-		}
-		menu = append(menu, e)
-	}
-	return menu
+	h.publishMenus(ctx)
 }

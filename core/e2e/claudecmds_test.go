@@ -178,3 +178,71 @@ func TestClaudeCommandsSlack(t *testing.T) {
 	e.srv.Slash(slAlice.ID, e.dm, "/claw", "cc")
 	e.waitMessage(t, e.dm, "", "claude's commands", "/greet — Greet someone warmly")
 }
+
+// TestClaudeCommandsPerChatTelegram: a chat bound to another agent is
+// offered that agent's claude commands in its own menu (setMyCommands with
+// BotCommandScopeChat), the other chats the default agent's; a chat that
+// switches agents with /agent gets the agent's menu at once, and the
+// default agent's again when it switches back.
+func TestClaudeCommandsPerChatTelegram(t *testing.T) {
+	t.Parallel()
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
+	mod, ws := realClaudeIn(t, fake)
+	opsWS := filepath.Join(t.TempDir(), "ops")
+	for dir, file := range map[string]string{
+		ws:    ".claude/commands/greet.md",
+		opsWS: ".claude/commands/deploy.md",
+	} {
+		full := filepath.Join(dir, file)
+		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(file), ".md")
+		if err := os.WriteFile(full, []byte("---\ndescription: the "+name+" command\n---\n"+strings.ToUpper(name)+"BODY $ARGUMENTS\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := telegramtest.NewServer(tgToken)
+	t.Cleanup(srv.Close)
+	h := Host{
+		Dir:     t.TempDir(),
+		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002"}, "owners": []string{"tg:1001"}},
+		Admin:   Attrs{"listen": ""},
+		Plugins: []Plugin{tgPlugin(srv.APIEndpoint())},
+		Agents:  []Agent{{ID: "ops", Attrs: Attrs{"workspace": opsWS, "chats": []string{"tg:1002"}, "switchable": true}}},
+	}
+	mod(&h)
+	Launch(t, h.Write(t))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
+		}
+	})
+	sdktest.WaitFor(t, "the default menu with greet", func() bool { return menuHas(srv.Commands(), "greet", "the greet command (claude)") })
+	sdktest.WaitFor(t, "the ops chat's menu with deploy", func() bool { return menuHas(srv.ChatCommands(1002), "deploy", "the deploy command (claude)") })
+	if m := srv.Commands(); menuHas(m, "deploy", "") {
+		t.Errorf("the default menu offers ops's deploy: %+v", m)
+	}
+	ops := srv.ChatCommands(1002)
+	if menuHas(ops, "greet", "") || !menuHas(ops, "status", "") || !menuHas(ops, "agent", "") || !menuHas(ops, "cc", "") {
+		t.Errorf("the ops chat's menu must hold clawhost's commands and deploy, not greet: %+v", ops)
+	}
+	if m := srv.ChatCommands(tgAlice); m != nil {
+		t.Errorf("Alice's chat, bound to no agent, got a menu of its own: %+v", m)
+	}
+
+	// Alice switches to ops: her chat's menu is ops's; back: the default
+	// agent's.
+	dm, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
+	srv.PushText(dm, alice, "/agent ops")
+	sdktest.WaitFor(t, "Alice's menu after /agent ops", func() bool { return menuHas(srv.ChatCommands(tgAlice), "deploy", "") })
+	if m := srv.ChatCommands(tgAlice); menuHas(m, "greet", "") {
+		t.Errorf("Alice's menu at ops offers greet: %+v", m)
+	}
+	srv.PushText(dm, alice, "/agent main")
+	sdktest.WaitFor(t, "Alice's menu after /agent main", func() bool {
+		m := srv.ChatCommands(tgAlice)
+		return menuHas(m, "greet", "") && !menuHas(m, "deploy", "")
+	})
+}

@@ -10,15 +10,24 @@ import (
 	"github.com/clawhost/clawhost/core/worktree"
 )
 
-// agentPort is the command stage's port to the chat's agents.
-type agentPort struct{ a *agents.Agents }
+// agentPort is the command stage's port to the chat's agents; a switch
+// publishes the chat's command menu (g.sawAgent).
+type agentPort struct {
+	a *agents.Agents
+	g *Gateway
+}
 
 func (p agentPort) AgentChoices(ctx context.Context, m *message.Message) ([]string, string) {
 	return p.a.Choices(ctx, m)
 }
 
 func (p agentPort) SwitchAgent(ctx context.Context, m *message.Message, agent string) (bool, error) {
-	return p.a.Switch(ctx, m, agent)
+	resumed, err := p.a.Switch(ctx, m, agent)
+	if err == nil && p.g != nil {
+		set := p.g.settings()
+		chatMenuPort{p.g}.sawAgent(set, m, p.a.Key(ctx, set.routing(), m))
+	}
+	return resumed, err
 }
 
 func (p agentPort) Worktree(ctx context.Context, m *message.Message) (branch, path string, ok bool) {

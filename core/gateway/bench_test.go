@@ -996,5 +996,6 @@ func (benchPorts) ListCommands(context.Context) (map[string][]sdkcommand.Spec, [
 func (benchPorts) Execute(context.Context, string, sdkcommand.Request) (sdkcommand.Response, error) {
 	return sdkcommand.Response{}, errors.New("no command plugins in benchmarks")
 }
-func (benchPorts) PublishMenu(context.Context, []channel.MenuEntry) []error { return nil }
-func (benchPorts) AwaitCommandPlugins(context.Context) []string             { return nil }
+func (benchPorts) PublishMenu(context.Context, []channel.MenuEntry) []error        { return nil }
+func (benchPorts) PublishChatMenu(context.Context, string, channel.ChatMenu) error { return nil }
+func (benchPorts) AwaitCommandPlugins(context.Context) []string                    { return nil }

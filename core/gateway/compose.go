@@ -10,7 +10,6 @@ import (
 	"github.com/clawhost/clawhost/core/agents"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/sessionkey"
-	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // newAdmission is the admission stage over the gateway's stages and store.
@@ -58,14 +57,15 @@ func newHandler(g *Gateway) *command.Handler {
 		Location: func() *time.Location { return g.settings().Turn.Location },
 		Workdir:  g.agents.Dir,
 		Detach:   g.opts.Detach,
-		Agents:   agentPort{g.agents},
+		Agents:   agentPort{g.agents, g},
 		// Only what agent.permission_modes lists is offered ("ask"
 		// included): policy is the file's, never widened from a chat.
 		Modes:     func(key sessionkey.Key) []string { return g.settings().agentTurn(key).PermissionModes },
 		Approvals: func(key string) []string { return approvalLines(g.approvals, g.opts.Now(), key) },
 		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
 		HookWork:  g.work.lines,
-		Claude:    func() []channel.MenuEntry { return g.claude.Menu(sessionkey.DefaultAgent) },
+		Claude:    g.claude.Menu,
+		MenuChats: chatMenuPort{g}.chats,
 		QueueMode: func(key sessionkey.Key) string {
 			instance, _, _ := strings.Cut(key.Chat, ":") // "<instance>:<kind>:<peer>"
 			return string(g.settings().Queue.ModeFor(instance))

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/clawhost/clawhost/core/claudecmds"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -107,7 +108,12 @@ type Settings struct {
 	// is bound to (agent.switchable), in file order.
 	Agents     AgentRouter
 	Switchable []string
-	Debounce   debounce.Settings
+	// MenuChats are the chats bound to agents (agent.chats, topics and
+	// threads left out; ChatID "" for "<instance>:*"): each is offered
+	// its agent's command menu where that is not the default menu
+	// (menuChats).
+	MenuChats []MenuChat
+	Debounce  debounce.Settings
 	// Received are the message_received hooks, in config order, and
 	// their timeout.
 	Received received.Settings
@@ -210,6 +216,8 @@ type Gateway struct {
 	handler  *command.Handler
 	// claude is the agents' claude commands and skills.
 	claude *claudecmds.Catalog
+	// menus are the chats that switched agents, for their command menus.
+	menus command.ChatMenus
 	// admission decides what happens to each arriving message.
 	admission *admission.Stage
 	// agents route chats to agents (bindings, /agent, worktrees).
@@ -374,12 +382,16 @@ func (g *Gateway) SetSettings(s Settings) {
 	g.approvals.SetConfig(approvalConfig(s))
 	g.admission.Forget(g.ctx, s.Access)
 	g.mu.Lock()
+	menusChanged := !slices.Equal(g.set.MenuChats, s.MenuChats)
 	g.set = s
 	old := g.debouncers
 	g.debouncers = map[time.Duration]*debounce.Debouncer[arrival]{}
 	g.mu.Unlock()
 	for _, d := range old {
 		d.Close()
+	}
+	if menusChanged && g.handler != nil {
+		g.background(func() { g.handler.PublishMenus(g.ctx) })
 	}
 }
 

@@ -33,6 +33,7 @@ func (g *Gateway) conversations(instance string, msgs []channel.InboundMessage) 
 			continue
 		}
 		key := g.agents.Key(g.ctx, set.routing(), &m)
+		chatMenuPort{g}.sawAgent(set, &m, key)
 		i, ok := index[key]
 		if !ok {
 			i = len(convs)

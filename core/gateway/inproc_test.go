@@ -121,8 +121,9 @@ func (p *recPorts) Capabilities(string) (channel.Capabilities, bool) {
 	}
 	return channel.Capabilities{Markup: channel.MarkupMarkdown, MaxTextLength: 4096, MediaOut: []channel.MediaKind{channel.MediaDocument}}, true
 }
-func (p *recPorts) PublishMenu(context.Context, []channel.MenuEntry) []error { return nil }
-func (p *recPorts) AwaitCommandPlugins(context.Context) []string             { return nil }
+func (p *recPorts) PublishMenu(context.Context, []channel.MenuEntry) []error        { return nil }
+func (p *recPorts) PublishChatMenu(context.Context, string, channel.ChatMenu) error { return nil }
+func (p *recPorts) AwaitCommandPlugins(context.Context) []string                    { return nil }
 func (p *recPorts) ListCommands(context.Context) (map[string][]command.Spec, []error) {
 	if p.answer == nil {
 		return nil, nil

@@ -300,6 +300,26 @@ func (p Ports) Execute(ctx context.Context, instance string, req command.Request
 	return plug.Execute(ctx, req)
 }
 
+// PublishChatMenu sets one chat's command menu on instance (ChatID "":
+// the instance's default menu). A channel that is not ready, shows no
+// menu, or no menu per chat (a plugin that predates
+// command_menu_per_chat) is left alone: its chats show the default menu.
+func (p Ports) PublishChatMenu(ctx context.Context, instance string, menu channel.ChatMenu) error {
+	for _, inst := range p.h.Instances() {
+		if inst.Name() != instance {
+			continue
+		}
+		plug, desc, ok := inst.Client()
+		if !ok || !desc.Channel || !desc.CommandMenu || (menu.ChatID != "" && !desc.CommandMenuPerChat) {
+			return nil
+		}
+		if err := plug.SetChatCommands(ctx, menu); err != nil {
+			return fmt.Errorf("publish the command menu of chat %q to %s: %w", menu.ChatID, instance, err)
+		}
+	}
+	return nil
+}
+
 // PublishMenu sets the command menu of every ready channel that has one.
 func (p Ports) PublishMenu(ctx context.Context, menu []channel.MenuEntry) []error {
 	specs := make([]command.Spec, len(menu))

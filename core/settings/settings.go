@@ -182,6 +182,7 @@ func Pipeline(cfg *config.Config) (gateway.Settings, error) {
 	}
 	if len(cfg.Agents) > 0 {
 		set.Agents = cfg.Bindings()
+		set.MenuChats = menuChats(cfg)
 	}
 	for _, p := range profiles {
 		if !p.Default {
@@ -570,6 +571,27 @@ func mcpServers(in []config.MCPServer) []runner.MCPServer {
 	var out []runner.MCPServer
 	for _, s := range in {
 		out = append(out, runner.MCPServer{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env})
+	}
+	return out
+}
+
+// menuChats are the chats bound to agents (agent.chats), for their
+// command menus (gateway.Settings.MenuChats). A topic or thread has no
+// menu of its own and is left out; "<instance>:*" is that instance's
+// default menu (ChatID "").
+func menuChats(cfg *config.Config) []gateway.MenuChat {
+	var out []gateway.MenuChat
+	for _, a := range cfg.AllAgents() {
+		for _, e := range a.Chats {
+			x, err := config.ParseBinding(e)
+			if err != nil || x.Thread != "" {
+				continue
+			}
+			if x.Chat == "*" {
+				x.Chat = ""
+			}
+			out = append(out, gateway.MenuChat{Instance: x.Instance, ChatID: x.Chat, Agent: a.ID})
+		}
 	}
 	return out
 }

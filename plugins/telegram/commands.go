@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 
@@ -20,6 +21,22 @@ const maxCommands = 100
 // logged). Empty descriptions become the command name; long ones are cut to
 // 256 characters. At most 100 commands are set.
 func (a *Adapter) SetCommands(ctx context.Context, cmds []channel.MenuEntry) error {
+	return a.setMyCommands(ctx, "", cmds)
+}
+
+// SetChatCommands implements channel.ChatCommandMenu: setMyCommands with
+// the scope BotCommandScopeChat, which Telegram shows in that chat (every
+// member of a group) instead of the default menu. A forum topic has no
+// menu of its own.
+func (a *Adapter) SetChatCommands(ctx context.Context, menu channel.ChatMenu) error {
+	if strings.TrimSpace(menu.ChatID) == "" {
+		return channel.Errorf(channel.CodeInvalidRequest, "set chat commands: no chat id")
+	}
+	return a.setMyCommands(ctx, strings.TrimSpace(menu.ChatID), menu.Commands)
+}
+
+// setMyCommands sets the default menu (chatID "") or one chat's.
+func (a *Adapter) setMyCommands(ctx context.Context, chatID string, cmds []channel.MenuEntry) error {
 	if a.api == nil {
 		return channel.Errorf(channel.CodeInternal, "set commands before configure")
 	}
@@ -53,7 +70,18 @@ func (a *Adapter) SetCommands(ctx context.Context, cmds []channel.MenuEntry) err
 		out = append(out, botCommand{Command: name, Description: truncateUTF16(desc, 256)})
 	}
 	b, _ := json.Marshal(out)
-	_, err := a.callTimeout(ctx, "setMyCommands", tgbotapi.Params{"commands": string(b)}, callTimeout)
+	params := tgbotapi.Params{"commands": string(b)}
+	if chatID != "" {
+		// A numeric id is sent as the Integer Telegram documents; an
+		// "@channel" name as the String.
+		var id any = chatID
+		if n, err := strconv.ParseInt(chatID, 10, 64); err == nil {
+			id = n
+		}
+		scope, _ := json.Marshal(map[string]any{"type": "chat", "chat_id": id})
+		params["scope"] = string(scope)
+	}
+	_, err := a.callTimeout(ctx, "setMyCommands", params, callTimeout)
 	return toChannelError("set commands", err)
 }
 

@@ -103,7 +103,8 @@
 // Telegram clears it by itself); Edit is editMessageText, where "message
 // is not modified" counts as success and other failures are typed errors;
 // SetCommands is setMyCommands with names lowercased ('-' as '_') and entries Telegram
-// would refuse skipped with a log line.
+// would refuse skipped with a log line; SetChatCommands the same with the
+// scope BotCommandScopeChat of that chat.
 //
 // Failures are *channel.Error: 429 → rate_limited with RetryAfter from
 // parameters.retry_after, "message is too long" → message_too_long,

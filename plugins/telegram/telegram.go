@@ -27,6 +27,7 @@ var (
 	_ channel.Editor          = (*Adapter)(nil)
 	_ channel.MediaDownloader = (*Adapter)(nil)
 	_ channel.CommandMenu     = (*Adapter)(nil)
+	_ channel.ChatCommandMenu = (*Adapter)(nil)
 	_ channel.Reactor         = (*Adapter)(nil)
 )
 

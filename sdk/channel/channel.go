@@ -531,6 +531,9 @@ type Offered struct {
 	Edit        bool
 	Reactions   bool
 	CommandMenu bool
+	// CommandMenuPerChat: SetChatCommands works as configured (it needs
+	// CommandMenu too).
+	CommandMenuPerChat bool
 }
 
 // Reactor is implemented by channels that support reactions.
@@ -572,6 +575,24 @@ type MediaInfo struct {
 type CommandMenu interface {
 	// SetCommands replaces the menu with the host's commands.
 	SetCommands(ctx context.Context, cmds []MenuEntry) error
+}
+
+// ChatCommandMenu is implemented by channels that show a command menu per
+// chat as well (Telegram's BotCommandScopeChat): the host sends a chat
+// bound to, or switched to, another agent than the default its own menu
+// (capability command_menu_per_chat). A channel without it shows every
+// chat the default menu (CommandMenu).
+type ChatCommandMenu interface {
+	CommandMenu
+	// SetChatCommands replaces the menu of one chat.
+	SetChatCommands(ctx context.Context, menu ChatMenu) error
+}
+
+// ChatMenu is the command menu of one chat.
+type ChatMenu struct {
+	// ChatID is the chat, as InboundMessage.ChatID reports it.
+	ChatID   string
+	Commands []MenuEntry
 }
 
 // MenuEntry is one command of a command menu.

@@ -164,6 +164,17 @@ func (p *Plugin) React(ctx context.Context, req channel.ReactRequest) error {
 	return wire.ErrorFromProto(r.GetError())
 }
 
+// SetChatCommands publishes one chat's command menu (ChatID "": the
+// default menu); only for a plugin that declares it
+// (Description.CommandMenuPerChat).
+func (p *Plugin) SetChatCommands(ctx context.Context, menu channel.ChatMenu) error {
+	r, err := p.ch.SetCommands(ctx, wire.ChatMenuToProto(menu))
+	if err != nil {
+		return mapErr("set commands", err)
+	}
+	return wire.ErrorFromProto(r.GetError())
+}
+
 // SetCommands publishes the command menu.
 func (p *Plugin) SetCommands(ctx context.Context, cmds []command.Spec) error {
 	r, err := p.ch.SetCommands(ctx, &pb.SetCommandsRequest{Commands: wire.SpecsToProto(cmds)})

@@ -167,11 +167,14 @@ type Description struct {
 	// Tool: the plugin offers the agent tools (ListTools, CallTool).
 	Tool bool
 	// Capabilities is set for channels. Typing, Edit, Reactions and
-	// CommandMenu report the optional interfaces the channel implements.
+	// CommandMenu report the optional interfaces the channel implements;
+	// CommandMenuPerChat, that it shows a menu per chat too
+	// (SetChatCommands).
 	// Before the channel is configured only IDForms and DirectToSender
 	// are set (the rest may depend on the configuration).
 	Capabilities                         channel.Capabilities
 	Typing, Edit, Reactions, CommandMenu bool
+	CommandMenuPerChat                   bool
 }
 
 // Kinds names the kinds the plugin offers, in a fixed order: channel,
@@ -254,6 +257,7 @@ func (p *Plugin) Describe(ctx context.Context) (Description, error) {
 	default:
 		d.Capabilities = wire.CapabilitiesFromProto(c)
 		d.Typing, d.Edit, d.Reactions, d.CommandMenu = c.GetTyping(), c.GetEdit(), c.GetReactions(), c.GetCommandMenu()
+		d.CommandMenuPerChat = d.CommandMenu && c.GetCommandMenuPerChat()
 		p.calls.use(c.GetCallStream())
 	}
 	return d, nil

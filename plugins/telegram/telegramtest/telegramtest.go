@@ -106,6 +106,7 @@ type Server struct {
 	failures     map[string][]failureScript
 	files        map[string]file
 	commands     []BotCommand
+	scoped       map[string][]BotCommand // scope ("chat:<id>") → its menu
 	webhook      string
 	sentNotify   chan struct{}
 	nextCallback int

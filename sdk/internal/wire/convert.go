@@ -404,6 +404,25 @@ func SpecsFromProto(ss []*pb.CommandSpec) []command.Spec {
 	return out
 }
 
+// ChatMenuToProto converts a chat's command menu (ChatID "" is the
+// default menu).
+func ChatMenuToProto(m channel.ChatMenu) *pb.SetCommandsRequest {
+	out := &pb.SetCommandsRequest{ChatId: m.ChatID, Commands: make([]*pb.CommandSpec, len(m.Commands))}
+	for i, e := range m.Commands {
+		out.Commands[i] = &pb.CommandSpec{Name: e.Name, Description: e.Description}
+	}
+	return out
+}
+
+// ChatMenuFromProto converts a SetCommands request.
+func ChatMenuFromProto(r *pb.SetCommandsRequest) channel.ChatMenu {
+	out := channel.ChatMenu{ChatID: r.GetChatId(), Commands: make([]channel.MenuEntry, 0, len(r.GetCommands()))}
+	for _, c := range r.GetCommands() {
+		out.Commands = append(out.Commands, channel.MenuEntry{Name: c.GetName(), Description: c.GetDescription()})
+	}
+	return out
+}
+
 // ConversationToProto converts a conversation.
 func ConversationToProto(c command.Conversation) *pb.Conversation {
 	return &pb.Conversation{SessionKey: c.SessionKey, Instance: c.Instance, Channel: c.Channel, ChatType: string(c.ChatType), ChatId: c.ChatID, ThreadId: c.ThreadID}

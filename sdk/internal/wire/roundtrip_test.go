@@ -128,6 +128,8 @@ func TestRoundTrips(t *testing.T) {
 			func(p any) []channel.OutboundMedia { return MediaFromProto(p.([]*pb.OutboundMedia)) })
 		roundTrip(t, filled[[][]channel.Button](), func(v [][]channel.Button) any { return ButtonsToProto(v) },
 			func(p any) [][]channel.Button { return ButtonsFromProto(p.([]*pb.ButtonRow)) })
+		roundTrip(t, filled[channel.ChatMenu](), func(v channel.ChatMenu) any { return ChatMenuToProto(v) },
+			func(p any) channel.ChatMenu { return ChatMenuFromProto(p.(*pb.SetCommandsRequest)) })
 		var err error = &channel.Error{Code: channel.CodeRateLimited, Message: "slow down", RetryAfter: 1500 * time.Millisecond}
 		roundTrip(t, err, func(v error) any { return ErrorToProto(v) }, func(p any) error { return ErrorFromProto(p.(*pb.PluginError)) })
 	})

@@ -164,6 +164,7 @@ func (srv *Server) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.Des
 		_, caps.Edit = ch.(channel.Editor)
 		_, caps.Reactions = ch.(channel.Reactor)
 		_, caps.CommandMenu = ch.(channel.CommandMenu)
+		_, caps.CommandMenuPerChat = ch.(channel.ChatCommandMenu)
 		caps.CallStream = !srv.NoCallStream
 		if o, ok := ch.(channel.Offerer); ok {
 			off := o.Offered()
@@ -171,6 +172,7 @@ func (srv *Server) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.Des
 			caps.Edit = caps.Edit && off.Edit
 			caps.Reactions = caps.Reactions && off.Reactions
 			caps.CommandMenu = caps.CommandMenu && off.CommandMenu
+			caps.CommandMenuPerChat = caps.CommandMenu && off.CommandMenuPerChat
 		}
 		out.Channel = caps
 	default:
@@ -421,11 +423,15 @@ func (srv *Server) SetCommands(ctx context.Context, req *pb.SetCommandsRequest) 
 	if !ok {
 		return &pb.SetCommandsResponse{Error: ErrorToProto(errUnsupported)}, nil
 	}
-	entries := make([]channel.MenuEntry, 0, len(req.GetCommands()))
-	for _, c := range req.GetCommands() {
-		entries = append(entries, channel.MenuEntry{Name: c.GetName(), Description: c.GetDescription()})
+	menu := ChatMenuFromProto(req)
+	if menu.ChatID == "" {
+		return &pb.SetCommandsResponse{Error: ErrorToProto(m.SetCommands(ctx, menu.Commands))}, nil
 	}
-	return &pb.SetCommandsResponse{Error: ErrorToProto(m.SetCommands(ctx, entries))}, nil
+	cm, ok := m.(channel.ChatCommandMenu)
+	if !ok {
+		return &pb.SetCommandsResponse{Error: ErrorToProto(errUnsupported)}, nil
+	}
+	return &pb.SetCommandsResponse{Error: ErrorToProto(cm.SetChatCommands(ctx, menu))}, nil
 }
 
 // mediaChunkSize is the size of one DownloadMedia stream message.

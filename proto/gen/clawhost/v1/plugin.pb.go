@@ -373,8 +373,13 @@ type ChannelCapabilities struct {
 	// has no voice notes of its own, and a plugin that speaks a reply sends an
 	// audio file (MP3) instead.
 	VoiceNoteFormat string `protobuf:"bytes,21,opt,name=voice_note_format,json=voiceNoteFormat,proto3" json:"voice_note_format,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// command_menu_per_chat: besides the default command menu, SetCommands
+	// with chat_id set replaces the menu one chat shows (Telegram's
+	// BotCommandScopeChat). False, and in plugins that predate it: the host
+	// sends only the default menu, and every chat shows it.
+	CommandMenuPerChat bool `protobuf:"varint,22,opt,name=command_menu_per_chat,json=commandMenuPerChat,proto3" json:"command_menu_per_chat,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ChannelCapabilities) Reset() {
@@ -552,6 +557,13 @@ func (x *ChannelCapabilities) GetVoiceNoteFormat() string {
 		return x.VoiceNoteFormat
 	}
 	return ""
+}
+
+func (x *ChannelCapabilities) GetCommandMenuPerChat() bool {
+	if x != nil {
+		return x.CommandMenuPerChat
+	}
+	return false
 }
 
 // IDForm is one way to write an id of a channel.
@@ -3762,8 +3774,13 @@ func (x *CommandSpec) GetUsage() string {
 }
 
 type SetCommandsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Commands      []*CommandSpec         `protobuf:"bytes,1,rep,name=commands,proto3" json:"commands,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Commands []*CommandSpec         `protobuf:"bytes,1,rep,name=commands,proto3" json:"commands,omitempty"`
+	// chat_id, when set, scopes the menu to that chat (a chat id as the
+	// plugin reports it in InboundMessage.chat_id): the chat shows these
+	// commands instead of the default menu. Empty: the default menu. The
+	// host sets it only for a plugin that declares command_menu_per_chat.
+	ChatId        string `protobuf:"bytes,2,opt,name=chat_id,json=chatId,proto3" json:"chat_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3803,6 +3820,13 @@ func (x *SetCommandsRequest) GetCommands() []*CommandSpec {
 		return x.Commands
 	}
 	return nil
+}
+
+func (x *SetCommandsRequest) GetChatId() string {
+	if x != nil {
+		return x.ChatId
+	}
+	return ""
 }
 
 type SetCommandsResponse struct {
@@ -5662,7 +5686,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
 	"sdkVersion\x121\n" +
 	"\x14channel_unconfigured\x18\x06 \x01(\bR\x13channelUnconfigured\x12\x14\n" +
-	"\x05setup\x18\a \x01(\tR\x05setup\"\xcb\x05\n" +
+	"\x05setup\x18\a \x01(\tR\x05setup\"\xfe\x05\n" +
 	"\x13ChannelCapabilities\x12&\n" +
 	"\x0fmax_text_length\x18\x01 \x01(\x05R\rmaxTextLength\x12\x1f\n" +
 	"\vlength_unit\x18\x02 \x01(\tR\n" +
@@ -5687,7 +5711,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\rtyping_lapses\x18\x13 \x01(\bR\ftypingLapses\x12\x1f\n" +
 	"\vcall_stream\x18\x14 \x01(\bR\n" +
 	"callStream\x12*\n" +
-	"\x11voice_note_format\x18\x15 \x01(\tR\x0fvoiceNoteFormat\"T\n" +
+	"\x11voice_note_format\x18\x15 \x01(\tR\x0fvoiceNoteFormat\x121\n" +
+	"\x15command_menu_per_chat\x18\x16 \x01(\bR\x12commandMenuPerChat\"T\n" +
 	"\x06IDForm\x12\x18\n" +
 	"\apattern\x18\x01 \x01(\tR\apattern\x12\x1c\n" +
 	"\tcanonical\x18\x02 \x01(\tR\tcanonical\x12\x12\n" +
@@ -5916,9 +5941,10 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x1d\n" +
 	"\n" +
 	"owner_only\x18\x04 \x01(\bR\townerOnly\x12\x14\n" +
-	"\x05usage\x18\x05 \x01(\tR\x05usage\"J\n" +
+	"\x05usage\x18\x05 \x01(\tR\x05usage\"c\n" +
 	"\x12SetCommandsRequest\x124\n" +
-	"\bcommands\x18\x01 \x03(\v2\x18.clawhost.v1.CommandSpecR\bcommands\"E\n" +
+	"\bcommands\x18\x01 \x03(\v2\x18.clawhost.v1.CommandSpecR\bcommands\x12\x17\n" +
+	"\achat_id\x18\x02 \x01(\tR\x06chatId\"E\n" +
 	"\x13SetCommandsResponse\x12.\n" +
 	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"\x15\n" +
 	"\x13ListCommandsRequest\"L\n" +
