@@ -31,6 +31,7 @@ import (
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // recPorts records what the pipeline sends; every instance is a ready
@@ -171,7 +172,7 @@ func (p *recPorts) next(t *testing.T, chat string, seen *int) string {
 		p.mu.Unlock()
 		select {
 		case <-p.more:
-		case <-time.After(10 * time.Second): // a bound on a failing test, not a wait for time
+		case <-time.After(time.Until(sdktest.WaitDeadline(t))): // a bound on a failing test, not a wait for time (10 s failed beside two CPU burners)
 			t.Fatalf("nothing sent to %s", chat)
 		}
 	}
