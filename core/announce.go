@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -62,15 +61,16 @@ func (h *Host) startAdmin(listen string) error {
 		Listen: listen, Token: token, TokenHint: "the token is in " + admin.TokenFile + " in clawhost's data_dir",
 		TLSCert: h.cfg.Admin.TLSCert, TLSKey: h.cfg.Admin.TLSKey,
 		Logger: log, Metrics: h.metrics.Handler(), Pprof: h.cfg.Admin.Pprof,
-		Source:   &statusSource{h: h},
-		Retrier:  &statusSource{h: h},
-		Pairing:  h.pairingAPI("admin"),
-		Reports:  reports.Reports{DB: h.db},
-		Reloader: reloadFunc(func() admin.Reload { return h.reloadFile(file) }),
-		Actions:  &statusSource{h: h},
-		Location: h.cfg.Messages.Location(),
-		Budgets:  func() []admin.Budget { return reports.Budgets(h.cfg) },
-		Exporter: &statusSource{h: h},
+		Source:     &statusSource{h: h},
+		Retrier:    &statusSource{h: h},
+		Pairing:    h.pairingAPI("admin"),
+		Reports:    reports.Reports{DB: h.db},
+		Reloader:   reloadFunc(func() admin.Reload { return h.reloadFile(file) }),
+		Actions:    &statusSource{h: h},
+		Location:   h.cfg.Messages.Location(),
+		Budgets:    func() []admin.Budget { return reports.Budgets(h.cfg) },
+		Exporter:   &statusSource{h: h},
+		RuntimeDir: h.cfg.DataDir,
 		Attach: attach.Handler(h.attach, func(ctx context.Context, chat string) (string, error) {
 			p := h.gw.Access()
 			return attach.Resolve(ctx, h.db, &p, chat)
@@ -80,9 +80,6 @@ func (h *Host) startAdmin(listen string) error {
 		return fmt.Errorf("admin endpoint on %s: %w (another clawhost, or another program, listens there: stop it, or set admin { listen } to a free address, or \"\" to run without it)", listen, err)
 	}
 	announceLink(h.log, h.opts.Terminal, "status page", h.admin.URL(), token, path)
-	if err := admin.WriteRuntime(h.cfg.DataDir, admin.Runtime{Listen: h.admin.Addr(), TLSCert: h.cfg.Admin.TLSCert, PID: os.Getpid()}); err != nil {
-		log.Warn("writing "+admin.RuntimeFile+" failed: clawhost status cannot find this host while the file on disk does not load", "error", err)
-	}
 	return nil
 }
 

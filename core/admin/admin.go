@@ -107,6 +107,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -176,6 +177,10 @@ type Options struct {
 	Budgets func() []Budget
 	// Exporter serves GET /sessions/export; nil answers 404.
 	Exporter Exporter
+	// RuntimeDir, when set, gets [RuntimeFile] naming the bound address
+	// before the first request is served: a client that reached the
+	// endpoint can always find it again from data_dir.
+	RuntimeDir string
 }
 
 // Server is a running admin endpoint.
@@ -278,6 +283,11 @@ func Start(opts Options) (*Server, error) {
 			ErrorLog:          log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 		},
 		served: make(chan struct{}),
+	}
+	if opts.RuntimeDir != "" {
+		if err := WriteRuntime(opts.RuntimeDir, Runtime{Listen: s.Addr(), TLSCert: opts.TLSCert, PID: os.Getpid()}); err != nil {
+			log.Warn("writing "+RuntimeFile+" failed: clawhost status cannot find this host while the file on disk does not load", "error", err)
+		}
 	}
 	go func() {
 		defer close(s.served)
