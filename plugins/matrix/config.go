@@ -20,10 +20,12 @@ const (
 	MaxTextLength = 16000
 	// maxEventBytes is the size an event's content is kept under.
 	maxEventBytes = 60000
-	// MaxFileBytes is the largest file sent: Dendrite's default
-	// max_file_size_bytes (10 MiB); a homeserver's own limit is read from
-	// /_matrix/client/v1/media/config when it answers.
-	MaxFileBytes = 10 << 20
+	// MaxFileBytes is the largest file the plugin declares it sends
+	// (Synapse's default max_upload_size, 50 MiB); a homeserver's own,
+	// often lower, limit (Dendrite's default max_file_size_bytes is 10
+	// MiB) is read from /_matrix/client/v1/media/config and a file over it
+	// is replaced by a notice saying so (files.go).
+	MaxFileBytes = 50 << 20
 )
 
 // Schema is the plugin's config {} block.

@@ -101,6 +101,8 @@ type Adapter struct {
 	noCrypto string
 	// name is the bot's display name (mentions by name).
 	name string
+	// maxUpload is the homeserver's upload limit once asked (mediarepo.go).
+	maxUpload int64
 	// rooms caches what is known of a room (members count, name).
 	rooms map[id.RoomID]*roomInfo
 	// reacted is the bot's own reaction event per message and emoji, so a
