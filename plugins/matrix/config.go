@@ -12,13 +12,19 @@ import (
 // Limits.
 const (
 	// MaxTextLength is the longest visible text of one event, in UTF-8
-	// bytes. A Matrix event is at most 65,536 bytes of JSON; the text is
-	// in it twice (body, and formatted_body as HTML with its tags and
-	// entities), each JSON-escaped. 16,000 bytes of ordinary text make
-	// some 40 KB; an event that would still exceed the limit (text that is
-	// all < and &) goes without its HTML (send.go), never cut.
+	// bytes (the host measures the rich-html kind by its visible text, as
+	// every kind, so that text_limit keeps its meaning). A Matrix event is
+	// at most 65,536 bytes of JSON, envelope included; the text is in it
+	// twice (body, and formatted_body with its tags), JSON escapes <, >
+	// and & in six bytes each, and in an encrypted room Megolm's
+	// ciphertext is base64, 4/3 of the plaintext. 16,000 bytes of ordinary
+	// text make some 36 KB of content, under 50 KB encrypted; an event
+	// that would still exceed the limit (text that is all < and &) goes
+	// without its HTML (send.go fits), never cut.
 	MaxTextLength = 16000
-	// maxEventBytes is the size an event's content is kept under.
+	// maxEventBytes is the size an event's content is kept under: the
+	// 65,536 of the spec less room for the envelope the homeserver adds
+	// (sender, ids, hashes, signatures, auth and prev events).
 	maxEventBytes = 60000
 	// MaxFileBytes is the largest file the plugin declares it sends
 	// (Synapse's default max_upload_size, 50 MiB); a homeserver's own,

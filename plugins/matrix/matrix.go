@@ -163,7 +163,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		MaxTextLength:  MaxTextLength,
 		LengthUnit:     channel.LengthBytes,
 		MaxFileBytes:   MaxFileBytes,
-		Markup:         channel.MarkupHTMLSubset,
+		Markup:         channel.MarkupRichHTML,
 		DisplayName:    "Matrix",
 		Threads:        true,
 		Buttons:        true,
