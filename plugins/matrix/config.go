@@ -14,14 +14,14 @@ const (
 	// MaxTextLength is the longest visible text of one event, in UTF-8
 	// bytes (the host measures the rich-html kind by its visible text, as
 	// every kind, so that text_limit keeps its meaning). A Matrix event is
-	// at most 65,536 bytes of JSON, envelope included; the text is in it
-	// twice (body, and formatted_body with its tags), JSON escapes <, >
-	// and & in six bytes each, and in an encrypted room Megolm's
-	// ciphertext is base64, 4/3 of the plaintext. 16,000 bytes of ordinary
-	// text make some 36 KB of content, under 50 KB encrypted; an event
-	// that would still exceed the limit (text that is all < and &) goes
-	// without its HTML (send.go fits), never cut.
-	MaxTextLength = 16000
+	// at most 65,536 bytes of JSON, envelope included, and the text is in
+	// it twice: body, and formatted_body with its tags. mautrix's JSON
+	// writes <, > and & as six bytes each, so 8,000 bytes of text that is
+	// all < and & make 48 KB of body alone; ordinary text with its HTML
+	// some 20 KB. In an encrypted room the canonical JSON leaves them as
+	// they are and Megolm's base64 adds a third. An event whose HTML
+	// would not fit goes as its body alone (send.go fits), never cut.
+	MaxTextLength = 8000
 	// maxEventBytes is the size an event's content is kept under: the
 	// 65,536 of the spec less room for the envelope the homeserver adds
 	// (sender, ids, hashes, signatures, auth and prev events).

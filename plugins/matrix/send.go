@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/crypto/canonicaljson"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -51,6 +52,11 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		c.RelatesTo = relation(req.ThreadID, req.ReplyToMessageID)
 		q, list := withButtons(room, req.Buttons)
 		addList(c, list)
+		if !a.fits(ctx, room, c) {
+			// Text of control characters, each six bytes of JSON.
+			return channel.SendResponse{MessageIDs: ids}, &channel.Error{Code: channel.CodeMessageTooLong,
+				Message: "the text does not fit one Matrix event (65,536 bytes of JSON) even without its HTML"}
+		}
 		evID, err := a.sendEvent(ctx, cli, room, event.EventMessage, c)
 		if err != nil {
 			return channel.SendResponse{MessageIDs: ids}, err
@@ -101,19 +107,17 @@ func (a *Adapter) content(ctx context.Context, room id.RoomID, text string, f ch
 }
 
 // fits reports whether content c makes an event of at most maxEventBytes
-// in room: its JSON as sent (json.Marshal escapes <, > and & as \u003c),
-// and in an encrypted room that JSON's Megolm ciphertext, base64 (4/3 of
-// it) with the encrypted event's own keys.
+// in room: its JSON as mautrix sends it (json.Marshal, which writes <, >
+// and & as six bytes, \u003c), and in an encrypted room the Megolm
+// ciphertext of its canonical JSON (which writes them as they are):
+// base64, 4/3 of it, with the encrypted event's own keys.
 func (a *Adapter) fits(ctx context.Context, room id.RoomID, c *event.MessageEventContent) bool {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return false
-	}
-	n := len(b)
 	if a.roomEncrypted(ctx, room) {
-		n = (n+encryptedEnvelope)*4/3 + encryptedEnvelope
+		b, err := canonicaljson.Marshal(c)
+		return err == nil && (len(b)+encryptedEnvelope)*4/3+encryptedEnvelope <= maxEventBytes
 	}
-	return n <= maxEventBytes
+	b, err := json.Marshal(c)
+	return err == nil && len(b) <= maxEventBytes
 }
 
 // encryptedEnvelope is a generous bound of what Megolm adds around a
