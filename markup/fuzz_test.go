@@ -25,7 +25,7 @@ func FuzzSplit(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string, lim uint8) {
 		limit := 24 + int(lim)
 		want := alnum(Render(src, Plain))
-		for _, fl := range []Flavour{Plain, HTMLSubset, Lightweight, Mrkdwn, Markdown} {
+		for _, fl := range []Flavour{Plain, HTMLSubset, RichHTML, Lightweight, Mrkdwn, Markdown} {
 			for _, unit := range units {
 				pieces := Split(src, fl, limit, unit)
 				checkSplitRendered(t, src, fl, limit, unit, pieces)

@@ -25,6 +25,10 @@ func (w *walker) link(dest string, n ast.Node, fallbackLabel string) {
 			w.text(label)
 		}
 		w.mark("</a>")
+		if label := strings.TrimSpace(w.vis.String()[before:]); w.st.elems && label != dest && "mailto:"+label != dest {
+			// The plain fallback beside the HTML keeps the link policy.
+			w.vis.WriteString(" (" + dest + ")")
+		}
 		return
 	}
 	if w.inLink > 0 {

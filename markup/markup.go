@@ -9,6 +9,11 @@
 //     syntax go; code stays verbatim; quotes keep "> ");
 //   - [HTMLSubset]: the HTML subset Telegram's parse_mode HTML accepts
 //     (b, i, s, code, pre, a, blockquote), everything else escaped text;
+//   - [RichHTML]: the HTML of a chat client that shows block elements
+//     (Matrix's formatted_body): strong, em, del, code, pre with its
+//     language, a, and p, br, ul/ol/li, h1–h6, hr, nested blockquote;
+//     its visible text is the plain fallback sent beside it (Matrix's
+//     body);
 //   - [Lightweight]: WhatsApp-style marks: *bold* _italic_ ~strike~
 //     `code` and ``` blocks;
 //   - [Mrkdwn]: Slack's mrkdwn: the same marks, • bullets, &, < and >
@@ -54,6 +59,9 @@ const (
 	Plain Flavour = "plain"
 	// HTMLSubset is Telegram's HTML subset; its visible text is measured.
 	HTMLSubset Flavour = "html-subset"
+	// RichHTML is HTML with block elements (Matrix's formatted_body); its
+	// visible text, sent beside it as the plain fallback, is measured.
+	RichHTML Flavour = "rich-html"
 	// Lightweight is WhatsApp's marks.
 	Lightweight Flavour = "lightweight"
 	// Mrkdwn is Slack's mrkdwn; its text is measured as written
@@ -74,6 +82,8 @@ func For(m channel.Markup) Flavour {
 		return Markdown
 	case channel.MarkupHTMLSubset:
 		return HTMLSubset
+	case channel.MarkupRichHTML:
+		return RichHTML
 	case channel.MarkupLightweight:
 		return Lightweight
 	case channel.MarkupMrkdwn:
@@ -97,8 +107,9 @@ func Render(src string, f Flavour) string {
 }
 
 // Visible is the text a reader sees of Render(src, f): the rendering
-// itself, but for HTMLSubset (its text without tags, entities decoded)
-// and HTML (the Plain rendering).
+// itself, but for HTMLSubset and RichHTML (its text without tags, entities
+// decoded, RichHTML's with the line structure Plain has) and HTML (the
+// Plain rendering).
 func Visible(src string, f Flavour) string {
 	_, vis := render(src, f)
 	return vis
@@ -189,14 +200,14 @@ func render(src string, f Flavour) (out, vis string) {
 		return renderHTML(src), walk(src, Plain).out
 	}
 	w := walk(src, f)
-	if f == HTMLSubset {
+	if f == HTMLSubset || f == RichHTML {
 		return w.out, w.vis
 	}
 	return w.out, w.out
 }
 
-// walk renders src with the walker in f (Plain, HTMLSubset, Lightweight
-// or Mrkdwn).
+// walk renders src with the walker in f (Plain, HTMLSubset, RichHTML,
+// Lightweight or Mrkdwn).
 func walk(src string, f Flavour) rendered {
 	if strings.TrimSpace(src) == "" {
 		return rendered{}

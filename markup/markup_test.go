@@ -12,7 +12,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-var flavours = []Flavour{Plain, HTMLSubset, Lightweight, Mrkdwn, Markdown, HTML}
+var flavours = []Flavour{Plain, HTMLSubset, RichHTML, Lightweight, Mrkdwn, Markdown, HTML}
 
 // golden compares got with testdata/name, or writes it with -update.
 func golden(t *testing.T, name, got string) {
@@ -52,6 +52,7 @@ func TestRenderGolden(t *testing.T) {
 		golden(t, "blocks."+string(f)+".golden", Render(src, f)+"\n")
 	}
 	golden(t, "blocks.html-subset.visible.golden", Visible(src, HTMLSubset)+"\n")
+	golden(t, "blocks.rich-html.visible.golden", Visible(src, RichHTML)+"\n")
 }
 
 // TestRenderVisible: RenderVisible's two results are Render's and
@@ -115,7 +116,7 @@ func TestSplitRendered(t *testing.T) {
 func TestRenderFor(t *testing.T) {
 	t.Parallel()
 	src := readInput(t, "reply")
-	kinds := []channel.Markup{channel.MarkupHTMLSubset, channel.MarkupMarkdown, channel.MarkupLightweight, channel.MarkupMrkdwn}
+	kinds := []channel.Markup{channel.MarkupHTMLSubset, channel.MarkupRichHTML, channel.MarkupMarkdown, channel.MarkupLightweight, channel.MarkupMrkdwn}
 	for _, m := range kinds {
 		r := RenderFor(src, m)
 		out, vis := RenderVisible(src, For(m))
@@ -145,11 +146,12 @@ func TestRenderFor(t *testing.T) {
 func TestSplitGolden(t *testing.T) {
 	t.Parallel()
 	src := readInput(t, "split")
-	for _, f := range []Flavour{Plain, HTMLSubset, Lightweight, Mrkdwn, Markdown} {
+	for _, f := range []Flavour{Plain, HTMLSubset, RichHTML, Lightweight, Mrkdwn, Markdown} {
 		var b strings.Builder
-		for i, p := range Split(src, f, 120, channel.LengthUTF16) {
-			if n := Len(p, f, channel.LengthUTF16); n > 120 {
-				t.Errorf("%s: piece %d renders to %d units, over 120", f, i, n)
+		limit := 120
+		for i, p := range Split(src, f, limit, channel.LengthUTF16) {
+			if n := Len(p, f, channel.LengthUTF16); n > limit {
+				t.Errorf("%s: piece %d renders to %d units, over %d", f, i, n, limit)
 			}
 			b.WriteString("=== piece " + string(rune('1'+i)) + " (" + itoa(Len(p, f, channel.LengthUTF16)) + " units)\n")
 			b.WriteString(Render(p, f) + "\n")
@@ -218,7 +220,7 @@ func TestFor(t *testing.T) {
 	t.Parallel()
 	for m, want := range map[channel.Markup]Flavour{
 		channel.MarkupNone: Plain, "": Plain, channel.MarkupMarkdown: Markdown,
-		channel.MarkupHTMLSubset: HTMLSubset, channel.MarkupLightweight: Lightweight, channel.MarkupMrkdwn: Mrkdwn,
+		channel.MarkupHTMLSubset: HTMLSubset, channel.MarkupRichHTML: RichHTML, channel.MarkupLightweight: Lightweight, channel.MarkupMrkdwn: Mrkdwn,
 	} {
 		if got := For(m); got != want {
 			t.Errorf("For(%q) = %q, want %q", m, got, want)

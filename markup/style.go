@@ -21,6 +21,13 @@ type style struct {
 	// angle: text is escaped as Slack's mrkdwn wants (&, <, > as entities,
 	// counted as written) and allowed urls become <url|label> links.
 	angle bool
+	// elems (with html): blocks are elements (elements.go): paragraphs,
+	// headings, lists and nested quotes; line breaks are <br>; list
+	// markers and quote marks are in the visible text only.
+	elems bool
+	// item wraps a list item's blocks (elems: <li>); pre a code block
+	// without a language (html).
+	item, pre [2]string
 }
 
 var styles = map[Flavour]style{
@@ -28,6 +35,12 @@ var styles = map[Flavour]style{
 	HTMLSubset: {
 		bold: [2]string{"<b>", "</b>"}, italic: [2]string{"<i>", "</i>"}, strike: [2]string{"<s>", "</s>"},
 		code: [2]string{"<code>", "</code>"}, html: true, bullet: "• ", rule: "———", links: true,
+		pre: [2]string{"<pre>", "</pre>"},
+	},
+	RichHTML: {
+		bold: [2]string{"<strong>", "</strong>"}, italic: [2]string{"<em>", "</em>"}, strike: [2]string{"<del>", "</del>"},
+		code: [2]string{"<code>", "</code>"}, html: true, elems: true, bullet: "• ", rule: "———", links: true,
+		item: [2]string{"<li>", "</li>"}, pre: [2]string{"<pre><code>", "</code></pre>"},
 	},
 	Lightweight: {
 		bold: [2]string{"*", "*"}, italic: [2]string{"_", "_"}, strike: [2]string{"~", "~"},

@@ -19,6 +19,7 @@ type walker struct {
 	inLink   int      // inside a link label: no nested links or code marks
 	quote    int      // blockquote depth (html: one element, never nested)
 	marks    string   // the marks open around the current text
+	pre      bool     // inside a code block (elems: line breaks are "\n")
 }
 
 func (w *walker) init() {
@@ -64,12 +65,52 @@ func (w *walker) structure(s string) {
 }
 
 // newline ends the line and starts the next inside the enclosing lists
-// and quotes.
+// and quotes. With elements it is <br> in the rendering ("\n" in a code
+// block), and the visible text's line break.
 func (w *walker) newline() {
+	if w.st.elems {
+		w.init()
+		if w.pre {
+			w.out.WriteString("\n")
+		} else {
+			w.out.WriteString("<br>")
+		}
+		w.vis.WriteString("\n" + strings.Join(w.prefix, ""))
+		return
+	}
 	w.structure("\n")
 	if len(w.prefix) > 0 {
 		w.structure(strings.Join(w.prefix, ""))
 	}
+}
+
+// gap separates two blocks (or list items): a line break, and a blank
+// line unless tight. With elements the elements separate them: the
+// rendering gets nothing, the visible text its lines.
+func (w *walker) gap(tight bool) {
+	if w.st.elems {
+		w.init()
+		if !tight {
+			w.vis.WriteString("\n" + strings.TrimRight(strings.Join(w.prefix, ""), " "))
+		}
+		w.vis.WriteString("\n" + strings.Join(w.prefix, ""))
+		return
+	}
+	if !tight {
+		w.blankLine()
+	}
+	w.newline()
+}
+
+// seen writes what the reader sees of structure (a list's marker, a
+// quote's "> "): text without elements, the visible text's alone with.
+func (w *walker) seen(s string) {
+	if w.st.elems {
+		w.init()
+		w.vis.WriteString(s)
+		return
+	}
+	w.text(s)
 }
 
 // blankLine ends the line and writes an empty one: only the enclosing
@@ -84,10 +125,7 @@ func (w *walker) blocks(n ast.Node) {
 	first := true
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		if !first {
-			if !tight(c) {
-				w.blankLine()
-			}
-			w.newline()
+			w.gap(tight(c))
 		}
 		first = false
 		w.block(c)
@@ -107,6 +145,9 @@ func tight(n ast.Node) bool {
 }
 
 func (w *walker) block(n ast.Node) {
+	if w.st.elems && w.element(n) {
+		return
+	}
 	switch n := n.(type) {
 	case *ast.Paragraph, *ast.TextBlock:
 		w.inlines(n)
@@ -168,10 +209,7 @@ func (w *walker) list(n *ast.List) {
 	first := true
 	for item := n.FirstChild(); item != nil; item = item.NextSibling() {
 		if !first {
-			if !n.IsTight {
-				w.blankLine()
-			}
-			w.newline()
+			w.gap(n.IsTight)
 		}
 		first = false
 		marker := w.st.bullet
@@ -186,9 +224,11 @@ func (w *walker) list(n *ast.List) {
 		case marker == "":
 			marker = string(n.Marker) + " "
 		}
-		w.text(marker)
+		w.seen(marker)
 		w.prefix = append(w.prefix, strings.Repeat(" ", len([]rune(marker))))
+		w.mark(w.st.item[0])
 		w.blocks(item)
+		w.mark(w.st.item[1])
 		w.prefix = w.prefix[:len(w.prefix)-1]
 	}
 }
@@ -221,15 +261,17 @@ func (w *walker) codeBlock(body, lang string) {
 		if body == "" {
 			body = " "
 		}
+		w.pre = true
+		defer func() { w.pre = false }()
 		if validLanguage(lang) {
 			w.mark(`<pre><code class="language-` + escapeHTML(lang) + `">`)
 			w.lines(body)
 			w.mark("</code></pre>")
 			return
 		}
-		w.mark("<pre>")
+		w.mark(w.st.pre[0])
 		w.lines(body)
-		w.mark("</pre>")
+		w.mark(w.st.pre[1])
 	case w.st.fence:
 		w.mark("```")
 		w.newline()

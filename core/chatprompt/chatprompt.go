@@ -168,6 +168,8 @@ func format(c Chat) string {
 	switch c.Markup {
 	case channel.MarkupHTMLSubset:
 		s = "Write Markdown: bold, italic, strikethrough, code, code blocks, links and quotes show as such; headings become bold lines and tables monospace blocks."
+	case channel.MarkupRichHTML:
+		s = "Write Markdown: " + c.Channel + " shows bold, italic, strikethrough, code, code blocks, headings, lists, quotes and links; tables become monospace blocks."
 	case channel.MarkupMarkdown:
 		s = "Write Markdown: " + c.Channel + " shows bold, italic, headings, lists, code blocks, quotes and links; tables may become code blocks."
 	case channel.MarkupMrkdwn:

@@ -12,18 +12,26 @@ import (
 // Limits.
 const (
 	// MaxTextLength is the longest visible text of one event, in UTF-8
-	// bytes. A Matrix event is at most 65,536 bytes of JSON; the text is
-	// in it twice (body, and formatted_body as HTML with its tags and
-	// entities), each JSON-escaped. 16,000 bytes of ordinary text make
-	// some 40 KB; an event that would still exceed the limit (text that is
-	// all < and &) goes without its HTML (send.go), never cut.
-	MaxTextLength = 16000
-	// maxEventBytes is the size an event's content is kept under.
+	// bytes (the host measures the rich-html kind by its visible text, as
+	// every kind, so that text_limit keeps its meaning). A Matrix event is
+	// at most 65,536 bytes of JSON, envelope included, and the text is in
+	// it twice: body, and formatted_body with its tags. mautrix's JSON
+	// writes <, > and & as six bytes each, so 8,000 bytes of text that is
+	// all < and & make 48 KB of body alone; ordinary text with its HTML
+	// some 20 KB. In an encrypted room the canonical JSON leaves them as
+	// they are and Megolm's base64 adds a third. An event whose HTML
+	// would not fit goes as its body alone (send.go fits), never cut.
+	MaxTextLength = 8000
+	// maxEventBytes is the size an event's content is kept under: the
+	// 65,536 of the spec less room for the envelope the homeserver adds
+	// (sender, ids, hashes, signatures, auth and prev events).
 	maxEventBytes = 60000
-	// MaxFileBytes is the largest file sent: Dendrite's default
-	// max_file_size_bytes (10 MiB); a homeserver's own limit is read from
-	// /_matrix/client/v1/media/config when it answers.
-	MaxFileBytes = 10 << 20
+	// MaxFileBytes is the largest file the plugin declares it sends
+	// (Synapse's default max_upload_size, 50 MiB); a homeserver's own,
+	// often lower, limit (Dendrite's default max_file_size_bytes is 10
+	// MiB) is read from /_matrix/client/v1/media/config and a file over it
+	// is replaced by a notice saying so (files.go).
+	MaxFileBytes = 50 << 20
 )
 
 // Schema is the plugin's config {} block.

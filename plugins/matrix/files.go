@@ -3,12 +3,13 @@ package matrix
 import (
 	"context"
 	"fmt"
-	"io"
 	"mime"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/crypto/attachment"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -18,14 +19,28 @@ import (
 var _ channel.MediaDownloader = (*Adapter)(nil)
 
 // sendFile uploads f to the media repository and posts it as an m.image,
-// m.audio, m.video or m.file event with its caption as the body.
+// m.audio, m.video or m.file event with its caption as the body. In an
+// encrypted room the bytes are encrypted before they leave (AES-CTR, the
+// key in the event's "file", which the event's own encryption hides): the
+// media repository never holds them in the clear. A file over the
+// homeserver's upload limit is not uploaded: the chat gets a notice that
+// says so in its place.
 func (a *Adapter) sendFile(ctx context.Context, cli *mautrix.Client, room id.RoomID, req channel.SendRequest, f channel.OutboundMedia) (id.EventID, error) {
-	data, err := os.ReadFile(f.Path)
+	name := filepath.Base(f.Path)
+	fi, err := os.Stat(f.Path)
 	if err != nil {
 		return "", err
 	}
-	if len(data) > MaxFileBytes {
-		return "", &channel.Error{Code: channel.CodeMessageTooLong, Message: fmt.Sprintf("%s is %d bytes, over the %d the plugin sends", filepath.Base(f.Path), len(data), MaxFileBytes)}
+	if limit := a.uploadLimit(ctx, cli); fi.Size() > limit {
+		a.log.Warn("a file over the homeserver's upload limit was not sent", "file", name, "size", fi.Size(), "limit", limit)
+		c := &event.MessageEventContent{MsgType: event.MsgNotice, Mentions: &event.Mentions{},
+			Body: fmt.Sprintf("(%s was not sent: it has %s, more than the %s this homeserver accepts.)", name, sizeText(fi.Size()), sizeText(limit))}
+		c.RelatesTo = relation(req.ThreadID, req.ReplyToMessageID)
+		return a.sendEvent(ctx, cli, room, event.EventMessage, c)
+	}
+	data, err := os.ReadFile(f.Path)
+	if err != nil {
+		return "", err
 	}
 	typ := f.MIME
 	if typ == "" {
@@ -34,22 +49,47 @@ func (a *Adapter) sendFile(ctx context.Context, cli *mautrix.Client, room id.Roo
 	if typ == "" {
 		typ = "application/octet-stream"
 	}
-	name := filepath.Base(f.Path)
+	size := len(data)
+	upType, upName := typ, name
+	var ef *attachment.EncryptedFile
+	if a.roomEncrypted(ctx, room) {
+		// Neither the bytes nor their type nor their name go to the
+		// media repository in the clear.
+		ef = attachment.NewEncryptedFile()
+		ef.EncryptInPlace(data)
+		upType, upName = "application/octet-stream", ""
+	}
 	var up *mautrix.RespMediaUpload
 	if err := a.call(ctx, func(ctx context.Context) error {
 		var err error
-		up, err = cli.UploadMedia(ctx, mautrix.ReqUploadMedia{ContentBytes: data, ContentLength: int64(len(data)), ContentType: typ, FileName: name})
+		up, err = cli.UploadMedia(ctx, mautrix.ReqUploadMedia{ContentBytes: data, ContentLength: int64(len(data)), ContentType: upType, FileName: upName})
 		return err
 	}); err != nil {
 		return "", sendError(err)
 	}
-	c := &event.MessageEventContent{MsgType: msgType(f.Kind), Body: name, FileName: name, URL: up.ContentURI.CUString(),
-		Info: &event.FileInfo{MimeType: typ, Size: len(data)}, Mentions: &event.Mentions{}}
+	c := &event.MessageEventContent{MsgType: msgType(f.Kind), Body: name, FileName: name,
+		Info: &event.FileInfo{MimeType: typ, Size: size}, Mentions: &event.Mentions{}}
+	if ef != nil {
+		c.File = &event.EncryptedFileInfo{EncryptedFile: *ef, URL: up.ContentURI.CUString()}
+	} else {
+		c.URL = up.ContentURI.CUString()
+	}
 	if f.Caption != "" {
 		c.Body = f.Caption
 	}
 	c.RelatesTo = relation(req.ThreadID, req.ReplyToMessageID)
 	return a.sendEvent(ctx, cli, room, event.EventMessage, c)
+}
+
+// sizeText is n bytes for a reader: "12.5 MB", "900 KB", "17 bytes".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MB"
+	case n >= 1<<10:
+		return strconv.FormatInt(n>>10, 10) + " KB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 func msgType(k channel.MediaKind) event.MessageType {
@@ -78,10 +118,18 @@ func media(c *event.MessageEventContent) []channel.Media {
 	default:
 		return nil
 	}
-	if c.URL == "" {
-		return nil // an encrypted attachment (c.File): not yet supported
+	ref := string(c.URL)
+	if c.File != nil {
+		r, err := encryptedRef(c.File)
+		if err != nil {
+			return nil
+		}
+		ref = r
 	}
-	m := channel.Media{Kind: kind, Ref: string(c.URL), Filename: c.FileName}
+	if ref == "" {
+		return nil
+	}
+	m := channel.Media{Kind: kind, Ref: ref, Filename: c.FileName}
 	if m.Filename == "" {
 		m.Filename = c.Body
 	} else if c.Body != c.FileName {
@@ -91,26 +139,4 @@ func media(c *event.MessageEventContent) []channel.Media {
 		m.MIME, m.Size = c.Info.MimeType, int64(c.Info.Size)
 	}
 	return []channel.Media{m}
-}
-
-// DownloadMedia implements channel.MediaDownloader: the bytes of an mxc://
-// URI from the authenticated media endpoint.
-func (a *Adapter) DownloadMedia(ctx context.Context, req channel.DownloadRequest) (io.ReadCloser, channel.MediaInfo, error) {
-	cli := a.client()
-	if cli == nil {
-		return nil, channel.MediaInfo{}, &channel.Error{Code: channel.CodeUnavailable, Message: "not connected to the homeserver yet"}
-	}
-	uri, err := id.ParseContentURI(req.Ref)
-	if err != nil {
-		return nil, channel.MediaInfo{}, &channel.Error{Code: channel.CodeInvalidRequest, Message: "not an mxc:// URI: " + req.Ref}
-	}
-	resp, err := cli.Download(ctx, uri)
-	if err != nil {
-		return nil, channel.MediaInfo{}, sendError(err)
-	}
-	if req.MaxBytes > 0 && resp.ContentLength > req.MaxBytes {
-		resp.Body.Close()
-		return nil, channel.MediaInfo{}, &channel.Error{Code: channel.CodeMessageTooLong, Message: fmt.Sprintf("the file is %d bytes, over %d", resp.ContentLength, req.MaxBytes)}
-	}
-	return resp.Body, channel.MediaInfo{MIME: resp.Header.Get("Content-Type"), Size: resp.ContentLength}, nil
 }

@@ -9,6 +9,7 @@ go 1.26.8
 
 require (
 	github.com/clawhost/clawhost v0.0.0-00010101000000-000000000000
+	github.com/clawhost/clawhost/markup v0.1.0
 	github.com/clawhost/clawhost/sdk v0.1.0
 	github.com/rs/zerolog v1.35.1
 	go.mau.fi/util v0.11.0
@@ -38,10 +39,12 @@ require (
 	github.com/oklog/run v1.1.0 // indirect
 	github.com/petermattis/goid v0.0.0-20260918085751-abfca077860b // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
+	github.com/yuin/goldmark v1.8.7 // indirect
 	github.com/zclconf/go-cty v1.19.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e // indirect

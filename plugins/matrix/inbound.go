@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
@@ -115,7 +117,9 @@ func (a *Adapter) inbound(ctx context.Context, cli *mautrix.Client, evt *event.E
 	return m, true
 }
 
-// mentioned: m.mentions names the bot, or the text its display name or id.
+// mentioned: m.mentions names the bot, or the text its id or display
+// name, as a whole word ("Claw Bot" in "hi claw bot," but not in "claw
+// botany").
 func (a *Adapter) mentioned(cli *mautrix.Client, c *event.MessageEventContent, text string) bool {
 	if c.Mentions != nil {
 		for _, u := range c.Mentions.UserIDs {
@@ -128,8 +132,30 @@ func (a *Adapter) mentioned(cli *mautrix.Client, c *event.MessageEventContent, t
 	name := a.name
 	a.mu.Unlock()
 	low := strings.ToLower(text)
-	return strings.Contains(low, strings.ToLower(cli.UserID.String())) ||
-		(name != "" && strings.Contains(low, strings.ToLower(name)))
+	return containsWord(low, strings.ToLower(cli.UserID.String())) ||
+		(strings.TrimSpace(name) != "" && containsWord(low, strings.ToLower(strings.TrimSpace(name))))
+}
+
+// containsWord reports whether w occurs in s with neither a letter nor a
+// digit right before or after it.
+func containsWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(w)
+		before, _ := utf8.DecodeLastRuneInString(s[:start])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if !wordRune(before) && !wordRune(after) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func wordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 // stripReplyFallback drops the "> <@user> quoted" lines older clients put

@@ -101,6 +101,8 @@ type Adapter struct {
 	noCrypto string
 	// name is the bot's display name (mentions by name).
 	name string
+	// maxUpload is the homeserver's upload limit once asked (mediarepo.go).
+	maxUpload int64
 	// rooms caches what is known of a room (members count, name).
 	rooms map[id.RoomID]*roomInfo
 	// reacted is the bot's own reaction event per message and emoji, so a
@@ -161,7 +163,7 @@ func (a *Adapter) Capabilities() channel.Capabilities {
 		MaxTextLength:  MaxTextLength,
 		LengthUnit:     channel.LengthBytes,
 		MaxFileBytes:   MaxFileBytes,
-		Markup:         channel.MarkupHTMLSubset,
+		Markup:         channel.MarkupRichHTML,
 		DisplayName:    "Matrix",
 		Threads:        true,
 		Buttons:        true,

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/crypto/canonicaljson"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -39,18 +40,23 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		}
 		ids = append(ids, evID.String())
 	}
-	measured := req.Text
-	if _, visible, ok := req.Rendered.Of(channel.MarkupHTMLSubset); ok && req.Format == channel.FormatMarkdown {
-		measured = visible
+	n := len(req.Text)
+	if _, visible, ok := req.Rendered.Of(channel.MarkupRichHTML); ok && req.Format == channel.FormatMarkdown {
+		n = len(visible)
 	}
-	if n := len(measured); n > MaxTextLength {
+	if n > MaxTextLength {
 		return channel.SendResponse{}, &channel.Error{Code: channel.CodeMessageTooLong, Message: fmt.Sprintf("%d bytes of text, over the %d of one event", n, MaxTextLength)}
 	}
 	if req.Text != "" || len(req.Media) == 0 {
-		c := a.content(req.Text, req.Format, req.Rendered)
+		c := a.content(ctx, room, req.Text, req.Format, req.Rendered)
 		c.RelatesTo = relation(req.ThreadID, req.ReplyToMessageID)
 		q, list := withButtons(room, req.Buttons)
 		addList(c, list)
+		if !a.fits(ctx, room, c) {
+			// Text of control characters, each six bytes of JSON.
+			return channel.SendResponse{MessageIDs: ids}, &channel.Error{Code: channel.CodeMessageTooLong,
+				Message: "the text does not fit one Matrix event (65,536 bytes of JSON) even without its HTML"}
+		}
 		evID, err := a.sendEvent(ctx, cli, room, event.EventMessage, c)
 		if err != nil {
 			return channel.SendResponse{MessageIDs: ids}, err
@@ -79,49 +85,49 @@ func relation(thread, reply string) *event.RelatesTo {
 	return nil
 }
 
-// content is the message content of text: plain, or the host's HTML
-// rendering as formatted_body (newlines outside code blocks as <br>) and
-// its visible text as body.
-func (a *Adapter) content(text string, f channel.Format, r *channel.Rendered) *event.MessageEventContent {
+// content is the message content of text: plain, or the host's rich-html
+// rendering as formatted_body and its visible text as body (the plain
+// fallback).
+func (a *Adapter) content(ctx context.Context, room id.RoomID, text string, f channel.Format, r *channel.Rendered) *event.MessageEventContent {
 	c := &event.MessageEventContent{MsgType: event.MsgText, Body: text, Mentions: &event.Mentions{}}
 	if f != channel.FormatMarkdown {
 		return c
 	}
-	if html, visible, ok := r.Of(channel.MarkupHTMLSubset); ok {
+	if html, visible, ok := r.Of(channel.MarkupRichHTML); ok {
 		c.Body = visible
 		c.Format = event.FormatHTML
-		c.FormattedBody = matrixHTML(html)
-		if b, err := json.Marshal(c); err == nil && len(b) > maxEventBytes {
-			// Text of mostly < and & whose HTML would not fit one event:
-			// sent as its visible text, which always does.
+		c.FormattedBody = html
+		if !a.fits(ctx, room, c) {
+			// Text of mostly < and & whose HTML, escaped for JSON, would
+			// not fit one event: sent as its visible text, which does.
 			c.Format, c.FormattedBody = "", ""
 		}
 	}
 	return c
 }
 
-// matrixHTML is the host's html-subset rendering (Telegram's: newlines
-// are line breaks) as Matrix HTML, where newlines outside <pre> are
-// spaces: they become <br>.
-func matrixHTML(s string) string {
-	var b strings.Builder
-	for s != "" {
-		i := strings.Index(s, "<pre")
-		if i < 0 {
-			b.WriteString(strings.ReplaceAll(s, "\n", "<br>"))
-			break
-		}
-		b.WriteString(strings.ReplaceAll(s[:i], "\n", "<br>"))
-		j := strings.Index(s[i:], "</pre>")
-		if j < 0 {
-			b.WriteString(s[i:])
-			break
-		}
-		j += i + len("</pre>")
-		b.WriteString(s[i:j])
-		s = s[j:]
+// fits reports whether content c makes an event of at most maxEventBytes
+// in room: its JSON as mautrix sends it (json.Marshal, which writes <, >
+// and & as six bytes, \u003c), and in an encrypted room the Megolm
+// ciphertext of its canonical JSON (which writes them as they are):
+// base64, 4/3 of it, with the encrypted event's own keys.
+func (a *Adapter) fits(ctx context.Context, room id.RoomID, c *event.MessageEventContent) bool {
+	if a.roomEncrypted(ctx, room) {
+		b, err := canonicaljson.Marshal(c)
+		return err == nil && (len(b)+encryptedEnvelope)*4/3+encryptedEnvelope <= maxEventBytes
 	}
-	return b.String()
+	b, err := json.Marshal(c)
+	return err == nil && len(b) <= maxEventBytes
+}
+
+// encryptedEnvelope is a generous bound of what Megolm adds around a
+// content (its type, room id, and the encrypted event's algorithm, keys
+// and session ids).
+const encryptedEnvelope = 512
+
+// htmlLines is text as HTML: escaped, its newlines <br>.
+func htmlLines(s string) string {
+	return strings.ReplaceAll(html.EscapeString(s), "\n", "<br>")
 }
 
 // sendEvent sends one event, waiting out rate limits, and maps the
@@ -208,13 +214,22 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 	if err != nil {
 		return err
 	}
-	nc := a.content(req.Text, req.Format, req.Rendered)
+	nc := a.content(ctx, id.RoomID(req.ChatID), req.Text, req.Format, req.Rendered)
 	q, list := withButtons(id.RoomID(req.ChatID), req.Buttons)
 	addList(nc, list)
 	c := &event.MessageEventContent{MsgType: event.MsgText, Body: "* " + nc.Body, NewContent: nc,
 		RelatesTo: &event.RelatesTo{Type: event.RelReplace, EventID: id.EventID(req.MessageID)}}
 	if nc.FormattedBody != "" {
 		c.Format, c.FormattedBody = event.FormatHTML, "* "+nc.FormattedBody
+	}
+	if !a.fits(ctx, id.RoomID(req.ChatID), c) {
+		// The text is in the event twice (m.new_content and the fallback
+		// for clients without edits): the fallback gives way, never the
+		// new text.
+		c.Format, c.FormattedBody = "", ""
+		if !a.fits(ctx, id.RoomID(req.ChatID), c) {
+			c.Body = "* (edited)"
+		}
 	}
 	if _, err := a.sendEvent(ctx, cli, id.RoomID(req.ChatID), event.EventMessage, c); err != nil {
 		return err
@@ -236,7 +251,7 @@ func addList(c *event.MessageEventContent, list string) {
 	}
 	c.Body += list
 	if c.FormattedBody != "" {
-		c.FormattedBody += matrixHTML(html.EscapeString(list))
+		c.FormattedBody += htmlLines(list)
 	}
 }
 

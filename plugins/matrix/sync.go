@@ -164,7 +164,7 @@ func (a *Adapter) login(ctx context.Context) (*mautrix.Client, error) {
 		a.noCrypto = "end-to-end encryption is off (" + err.Error() + "): with an access token whose device already has other keys, set password instead (a new device), or give the device's token with its crypto store"
 	}
 	a.mu.Lock()
-	a.cli, a.name, a.e2ee = cli, name, e
+	a.cli, a.name, a.e2ee, a.maxUpload = cli, name, e, 0
 	a.mu.Unlock()
 	return cli, nil
 }

@@ -217,6 +217,12 @@ const (
 	// code, pre, a, blockquote: Telegram's parse_mode HTML); the length
 	// limit counts the visible text, not the tags.
 	MarkupHTMLSubset Markup = "html-subset"
+	// MarkupRichHTML: the channel shows HTML with block elements (strong,
+	// em, del, code, pre with its language, a, blockquote nested, p, br,
+	// ul/ol/li, h1–h6, hr: Matrix's formatted_body) and sends its visible
+	// text beside it as the plain fallback (Matrix's body); the length
+	// limit counts both, as written.
+	MarkupRichHTML Markup = "rich-html"
 	// MarkupLightweight: the channel shows lightweight marks (*bold*
 	// _italic_ ~strike~ ```code```, as WhatsApp does).
 	MarkupLightweight Markup = "lightweight"
@@ -237,6 +243,8 @@ func ParseMarkup(s string) Markup {
 		return MarkupMarkdown
 	case string(MarkupHTMLSubset), "telegram_html":
 		return MarkupHTMLSubset
+	case string(MarkupRichHTML):
+		return MarkupRichHTML
 	case string(MarkupLightweight), "whatsapp":
 		return MarkupLightweight
 	case string(MarkupMrkdwn):

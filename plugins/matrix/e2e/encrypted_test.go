@@ -32,17 +32,23 @@ func device(t *testing.T, cli *mautrix.Client) *crypto.OlmMachine {
 	return mach
 }
 
-// TestMatrixEncryptedDM: in an encrypted DM, Alice's encrypted message
-// reaches claude and the bot's answer comes back encrypted, which Alice's
-// device decrypts.
-func TestMatrixEncryptedDM(t *testing.T) {
-	t.Parallel()
-	e := startMatrix(t)
+// encDM is an encrypted DM of Alice's with the bot: her client with a
+// device of its own, its Olm machine and a watcher that decrypts.
+type encDM struct {
+	alice *mautrix.Client
+	mach  *crypto.OlmMachine
+	aw    *watcher
+	room  id.RoomID
+}
+
+// encryptedDM makes Alice an encrypted client (a device of its own: the
+// plain watcher on her first device would take the to-device messages,
+// the room keys, meant for it) and an encrypted DM with the bot, which
+// the bot joins; the room's Megolm session is shared with the bot.
+func encryptedDM(t *testing.T, e *mxEnv) encDM {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	// Alice's encrypted client is a device of its own: the plain watcher
-	// on her first device would take the to-device messages (the room
-	// keys) meant for it.
 	alice, err := mautrix.NewClient(e.hs.URL, "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -68,23 +74,48 @@ func TestMatrixEncryptedDM(t *testing.T) {
 	if err := mach.ShareGroupSession(ctx, room.RoomID, []id.UserID{alice.UserID, e.bot.UserID}); err != nil {
 		t.Fatal(err)
 	}
-	enc, err := mach.EncryptMegolmEvent(ctx, room.RoomID, event.EventMessage, text("a secret hello"))
+	return encDM{alice: alice, mach: mach, aw: aw, room: room.RoomID}
+}
+
+// send encrypts c for the DM and sends it.
+func (d encDM) send(t *testing.T, c *event.MessageEventContent) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	enc, err := d.mach.EncryptMegolmEvent(ctx, d.room, event.EventMessage, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.fake.Enqueue(anthropictest.Reply{Text: "A secret answer."})
-	if _, err := alice.SendMessageEvent(ctx, room.RoomID, event.EventEncrypted, enc); err != nil {
+	if _, err := d.alice.SendMessageEvent(ctx, d.room, event.EventEncrypted, enc); err != nil {
 		t.Fatal(err)
 	}
-	e.waitBot(t, aw, room.RoomID, "the decrypted answer", contains("A secret answer."))
-	if got := e.fake.Requests()[0].LastUserText(); !strings.Contains(got, "a secret hello") {
-		t.Errorf("claude did not get the decrypted message: %q", got)
-	}
-	aw.mu.Lock()
-	defer aw.mu.Unlock()
-	for _, ev := range aw.events {
-		if ev.RoomID == room.RoomID && ev.Sender == e.bot.UserID && ev.Type == event.EventMessage && !ev.Mautrix.WasEncrypted {
+}
+
+// noneInClear fails t for each of the bot's messages in the DM that came
+// unencrypted.
+func (d encDM) noneInClear(t *testing.T, bot id.UserID) {
+	t.Helper()
+	d.aw.mu.Lock()
+	defer d.aw.mu.Unlock()
+	for _, ev := range d.aw.events {
+		if ev.RoomID == d.room && ev.Sender == bot && ev.Type == event.EventMessage && !ev.Mautrix.WasEncrypted {
 			t.Errorf("the bot sent %s in the clear in the encrypted DM", ev.ID)
 		}
 	}
+}
+
+// TestMatrixEncryptedDM: in an encrypted DM, Alice's encrypted message
+// reaches claude and the bot's answer comes back encrypted, which Alice's
+// device decrypts.
+func TestMatrixEncryptedDM(t *testing.T) {
+	t.Parallel()
+	e := startMatrix(t)
+	d := encryptedDM(t, e)
+	e.fake.Enqueue(anthropictest.Reply{Text: "A secret answer."})
+	d.send(t, text("a secret hello"))
+	e.waitBot(t, d.aw, d.room, "the decrypted answer", contains("A secret answer."))
+	if got := e.fake.Requests()[0].LastUserText(); !strings.Contains(got, "a secret hello") {
+		t.Errorf("claude did not get the decrypted message: %q", got)
+	}
+	d.noneInClear(t, e.bot.UserID)
 }

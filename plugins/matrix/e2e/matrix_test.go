@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -198,7 +199,7 @@ func TestMatrixChannel(t *testing.T) {
 	e.fake.Enqueue(anthropictest.Reply{Text: "Hello **Alice**."})
 	send(t, e.alice, e.dm, text("hi there"))
 	m := e.waitBot(t, e.aw, e.dm, "the DM's answer", contains("Hello Alice."))
-	if c := m.Content.AsMessage(); c.Format != event.FormatHTML || !strings.Contains(c.FormattedBody, "<b>Alice</b>") {
+	if c := m.Content.AsMessage(); c.Format != event.FormatHTML || !strings.Contains(c.FormattedBody, "<strong>Alice</strong>") {
 		t.Errorf("the answer is not HTML: %q %q", c.Format, c.FormattedBody)
 	}
 	if got := e.fake.Requests()[0].LastUserText(); !strings.Contains(got, "hi there") {
@@ -251,9 +252,14 @@ func TestMatrixChannel(t *testing.T) {
 		if o, c := strings.Count(p.FormattedBody, "<pre"), strings.Count(p.FormattedBody, "</pre>"); o != 1 || c != 1 {
 			t.Errorf("part %d has %d <pre> and %d </pre>", i, o, c)
 		}
-		if len(p.Body) > 16000 {
-			t.Errorf("part %d has %d bytes", i, len(p.Body))
+		if !strings.HasPrefix(p.FormattedBody, `<pre><code class="language-go">`) && !strings.Contains(p.FormattedBody, `<p>Here is the listing:</p><pre><code class="language-go">`) {
+			t.Errorf("part %d does not open its go block: %.80q", i, p.FormattedBody)
 		}
+		b, _ := json.Marshal(p)
+		if len(b) > 60000 {
+			t.Errorf("part %d is %d bytes of JSON, over the event's limit", i, len(b))
+		}
+		t.Logf("part %d: %d bytes of body, %d of formatted_body, %d of JSON", i, len(p.Body), len(p.FormattedBody), len(b))
 	}
 	if !strings.Contains(parts[len(parts)-1].Body, "line 699") {
 		t.Error("the end of the listing is missing")
