@@ -99,6 +99,11 @@ type Adapter struct {
 	e2ee *e2ee
 	// noCrypto says why encryption is off ("" when it is on).
 	noCrypto string
+	// noTrust says why the device is not cross-signed ("" when it is),
+	// trustFailed whether that is a failure (degraded) rather than a
+	// setting (crosssign.go).
+	noTrust     string
+	trustFailed bool
 	// name is the bot's display name (mentions by name).
 	name string
 	// rooms caches what is known of a room (members count, name).
