@@ -62,6 +62,7 @@ func (a *Adapter) trust(ctx context.Context, e *e2ee, dir string) (note string, 
 	if err != nil {
 		return "", err
 	}
+	a.keyFile = ""
 	published, err := ownMasterKey(ctx, mach.Client)
 	if err != nil {
 		return "", fmt.Errorf("reading the account's cross-signing keys: %w", err)
@@ -76,7 +77,7 @@ func (a *Adapter) trust(ctx context.Context, e *e2ee, dir string) (note string, 
 		if rk == "" {
 			return "", &recoveryError{"the bot's account has cross-signing keys but the plugin has no recovery key to unlock them: set recovery_key = env(\"MATRIX_RECOVERY_KEY\") to the account's recovery key (the plugin wrote the one it made to " + RecoveryKeyFile + " in its state directory; one made in Element is its Security Key), then reload; see docs/matrix.md if it is lost"}
 		}
-		key, err = unlock(ctx, mach, rk, from)
+		key, err = unlock(ctx, mach.SSSS, rk, from)
 		if err != nil {
 			return "", err
 		}
@@ -95,6 +96,9 @@ func (a *Adapter) trust(ctx context.Context, e *e2ee, dir string) (note string, 
 	}
 	if err := a.startBackup(ctx, e, key); err != nil {
 		return "", fmt.Errorf("the key backup: %w", err)
+	}
+	if a.cfg.RecoveryKey == "" {
+		a.keyFile = filepath.Join(dir, RecoveryKeyFile)
 	}
 	return "", nil
 }
@@ -115,8 +119,8 @@ func ownMasterKey(ctx context.Context, cli *mautrix.Client) (id.Ed25519, error) 
 
 // unlock is the secret storage key the recovery key rk (from says where
 // it was set) opens: the account's default key, checked against rk.
-func unlock(ctx context.Context, mach *crypto.OlmMachine, rk, from string) (*ssss.Key, error) {
-	keyID, data, err := mach.SSSS.GetDefaultKeyData(ctx)
+func unlock(ctx context.Context, sm *ssss.Machine, rk, from string) (*ssss.Key, error) {
+	keyID, data, err := sm.GetDefaultKeyData(ctx)
 	if errors.Is(err, mautrix.MNotFound) {
 		return nil, &recoveryError{"the bot's account has cross-signing keys but no secret storage to fetch them from (set up by a client that did not keep them there): reset cross-signing (docs/matrix.md), then reload"}
 	}
@@ -245,6 +249,8 @@ func (a *Adapter) reportSyncing() {
 		if a.trustFailed {
 			state = status.Degraded
 		}
+	} else if a.keyFile != "" {
+		msg += "; the device is cross-signed with the recovery key in " + a.keyFile + ": keep a copy elsewhere (with it a new device verifies itself and reads the key backup)"
 	}
 	a.status.Report(status.Status{State: state, Message: msg})
 }

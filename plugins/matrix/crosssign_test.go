@@ -15,6 +15,7 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 	"github.com/clawhost/clawhost/sdk/status"
@@ -102,10 +103,10 @@ func TestCrossSigningRecoveryAndBackup(t *testing.T) {
 	dir1 := t.TempDir()
 	a1, in1, st1, stop1 := start(t, cfg, dir1)
 	sdktest.WaitFor(t, "the first device to be ready", func() bool { return last(st1).State == status.Ready })
-	if msg := last(st1).Message; strings.Contains(msg, "cross-signed") {
-		t.Fatalf("the device is not cross-signed: %q", msg)
-	}
 	rkPath := filepath.Join(dir1, RecoveryKeyFile)
+	if msg := last(st1).Message; strings.Contains(msg, "not cross-signed") || !strings.Contains(msg, rkPath) {
+		t.Fatalf("the status does not say the device is cross-signed with the key in %s: %q", rkPath, msg)
+	}
 	fi, err := os.Stat(rkPath)
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +117,11 @@ func TestCrossSigningRecoveryAndBackup(t *testing.T) {
 	b, _ := os.ReadFile(rkPath)
 	rk := strings.TrimSpace(string(b))
 	dev1 := a1.client().DeviceID
+	for _, s := range st1.All() {
+		if strings.Contains(s.Message, rk) {
+			t.Errorf("a status shows the recovery key: %q", s.Message)
+		}
+	}
 
 	alice, mach, aState := userDevice(t, h, h.alice.UserID.String(), h.alice.Password)
 	trust, master := seenTrust(t, mach, h.bot.UserID, dev1)
@@ -194,6 +200,31 @@ func TestCrossSigningRecoveryAndBackup(t *testing.T) {
 		t.Errorf("decrypted %+v", dec.Content.Raw)
 	}
 
+	// The probe (init, doctor) checks the recovery key, read only.
+	probeTrust := func(cfg map[string]any, dir string) probe.Check {
+		t.Helper()
+		js, _ := json.Marshal(cfg)
+		rep, err := Probe(ctx, schema.Config{Instance: "mx", JSON: js, DataDir: dir})
+		if err != nil || len(rep.Checks) != 2 {
+			t.Fatalf("probe: %+v %v", rep, err)
+		}
+		return rep.Checks[1]
+	}
+	if c := probeTrust(cfg, dir1); c.Verdict != probe.OK || !strings.Contains(c.Found, rkPath) {
+		t.Errorf("the probe with the plugin's recovery key file: %+v", c)
+	}
+	if c := probeTrust(cfg2, ""); c.Verdict != probe.OK || !strings.Contains(c.Found, string(master)) {
+		t.Errorf("the probe with recovery_key: %+v", c)
+	}
+	if c := probeTrust(cfg, t.TempDir()); c.Verdict != probe.Fail || !strings.Contains(c.Do, "recovery_key") {
+		t.Errorf("the probe without a recovery key: %+v", c)
+	}
+	fresh := t.TempDir()
+	c := probeTrust(map[string]any{"homeserver": h.srv.URL, "user_id": h.mallory.UserID.String(), "access_token": h.mallory.AccessToken}, fresh)
+	if c.Verdict != probe.Warn || !strings.Contains(c.Found, filepath.Join(fresh, RecoveryKeyFile)) || !strings.Contains(c.Do, "password") {
+		t.Errorf("the probe of an account without cross-signing, with a token only: %+v", c)
+	}
+
 	// A wrong recovery key, and one that is not a recovery key at all.
 	other, _ := ssss.NewKey("")
 	for _, bad := range []struct{ key, says string }{
@@ -209,6 +240,9 @@ func TestCrossSigningRecoveryAndBackup(t *testing.T) {
 		}
 		if strings.Contains(msg, bad.key) {
 			t.Errorf("the status shows the recovery key: %q", msg)
+		}
+		if c := probeTrust(cfg3, ""); c.Verdict != probe.Fail || !strings.Contains(c.Found, bad.says) {
+			t.Errorf("the probe of a bad recovery key: %+v", c)
 		}
 	}
 	if got, _ := ownMasterKey(ctx, botCli); got != master {

@@ -104,6 +104,9 @@ type Adapter struct {
 	// setting (crosssign.go).
 	noTrust     string
 	trustFailed bool
+	// keyFile is the file of the recovery key the device was
+	// cross-signed with when recovery_key is not set (told in the status).
+	keyFile string
 	// name is the bot's display name (mentions by name).
 	name string
 	// rooms caches what is known of a room (members count, name).
