@@ -59,6 +59,11 @@ const Setup = `Matrix: make an account for the bot on your homeserver (Element: 
 then give clawhost its Matrix id and either its access token (Element, logged in as
 the bot: Settings → Help & About → Access Token) or its password: with a password the
 plugin logs in once and keeps its device in its state directory.
+Encryption: the bot's device is cross-signed from a recovery key. For an account without
+cross-signing leave recovery_key empty: on its first start the plugin makes the keys and
+writes their recovery key to matrix-recovery-key.txt (0600) in its state directory (most
+homeservers want the password for that, also beside an access token). For an account
+that has cross-signing already, give its recovery key (Element: the Security Key).
 Invite the bot to a room or a DM from an account listed in invites_from.`
 
 // Plugin is the matrix plugin as sdk.Serve wants it.
