@@ -26,6 +26,9 @@ const backupBatch = 100
 type keyBackup struct {
 	key     *backup.MegolmBackupKey
 	version id.KeyBackupVersion
+	// ssss is the secret storage key the backup key is kept under: a
+	// backup deleted meanwhile is made again under it.
+	ssss *ssss.Key
 }
 
 // startBackup finds the account's key backup whose key secret storage
@@ -51,10 +54,44 @@ func (a *Adapter) startBackup(ctx context.Context, e *e2ee, key *ssss.Key) error
 			return err
 		}
 	}
+	kb.ssss = key
 	e.mu.Lock()
 	e.backup = kb
 	e.mu.Unlock()
 	return nil
+}
+
+// backUpOrRemake is backUp; when the backup version is gone (deleted, or
+// replaced by another client's: the upload fails and the account's latest
+// backup is not it — Dendrite answers such an upload with a 500, not
+// M_NOT_FOUND), the account's current one whose key secret storage holds
+// is taken, or a new one made, and everything is uploaded to it.
+func (e *e2ee) backUpOrRemake(ctx context.Context) error {
+	err := e.backUp(ctx)
+	if err == nil {
+		return nil
+	}
+	e.mu.Lock()
+	old := e.backup
+	e.mu.Unlock()
+	latest, lerr := e.mach.Client.GetKeyBackupLatestVersion(ctx)
+	gone := errors.Is(lerr, mautrix.MNotFound) || (lerr == nil && latest.Version != old.version)
+	if !gone {
+		return err
+	}
+	kb, ferr := findBackup(ctx, e.mach, old.ssss)
+	if ferr == nil && kb == nil {
+		kb, ferr = makeBackup(ctx, e.mach, old.ssss)
+	}
+	if ferr != nil {
+		return fmt.Errorf("%w; making the backup again: %w", err, ferr)
+	}
+	kb.ssss = old.ssss
+	e.log.Warn("the key backup was gone; backing the room keys up to the account's current one", "old", old.version, "new", kb.version)
+	e.mu.Lock()
+	e.backup = kb
+	e.mu.Unlock()
+	return e.backUp(ctx)
 }
 
 // findBackup is the account's latest key backup when secret storage holds

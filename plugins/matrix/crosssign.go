@@ -249,8 +249,25 @@ func (a *Adapter) reportSyncing() {
 		if a.trustFailed {
 			state = status.Degraded
 		}
+	} else if a.backupErr != "" {
+		msg, state = msg+"; the room keys could not be backed up ("+a.backupErr+"): a new device of the bot could not read the messages they open; tried again after each sync", status.Degraded
 	} else if a.keyFile != "" {
 		msg += "; the device is cross-signed with the recovery key in " + a.keyFile + ": keep a copy elsewhere (with it a new device verifies itself and reads the key backup)"
 	}
 	a.status.Report(status.Status{State: state, Message: msg})
+}
+
+// noteBackup is told how the key backup after a sync went: the status
+// turns degraded when it starts failing and ready again when it works.
+func (a *Adapter) noteBackup(err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if (msg == "") == (a.backupErr == "") {
+		a.backupErr = msg
+		return
+	}
+	a.backupErr = msg
+	a.reportSyncing()
 }

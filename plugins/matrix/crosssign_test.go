@@ -15,6 +15,7 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 	"github.com/clawhost/clawhost/sdk/sdktest"
@@ -165,6 +166,24 @@ func TestCrossSigningRecoveryAndBackup(t *testing.T) {
 	sdktest.WaitFor(t, "the room key in the key backup", func() bool {
 		v, err := botCli.GetKeyBackupLatestVersion(ctx)
 		return err == nil && v.Count > 0
+	})
+
+	// The backup deleted meanwhile (another client, an operator): the
+	// next keys to back up (the bot's own session, made by its answer)
+	// go to a new backup with everything in it.
+	v1, err := botCli.GetKeyBackupLatestVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := botCli.DeleteKeyBackupVersion(ctx, v1.Version); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a1.Send(ctx, channel.SendRequest{ChatID: room.RoomID.String(), Text: "an encrypted answer"}); err != nil {
+		t.Fatal(err)
+	}
+	sdktest.WaitFor(t, "a new backup with both sessions", func() bool {
+		v, err := botCli.GetKeyBackupLatestVersion(ctx)
+		return err == nil && v.Version != v1.Version && v.Count >= 2
 	})
 
 	// A restart keeps the identity.

@@ -112,6 +112,8 @@ type Adapter struct {
 	// keyFile is the file of the recovery key the device was
 	// cross-signed with when recovery_key is not set (told in the status).
 	keyFile string
+	// backupErr is why the last key backup failed ("" when it worked).
+	backupErr string
 	// name is the bot's display name (mentions by name).
 	name string
 	// rooms caches what is known of a room (members count, name).
