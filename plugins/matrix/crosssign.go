@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/crypto"
@@ -21,6 +22,10 @@ import (
 // key the plugin made is written (0600) when the account had no
 // cross-signing keys and recovery_key was not set.
 const RecoveryKeyFile = "matrix-recovery-key.txt"
+
+// trustTimeout bounds the cross-signing set-up of a login: some twenty
+// requests, and a key backup restored (its download) on a new device.
+const trustTimeout = 5 * time.Minute
 
 // recoveryError is a recovery key problem only the operator can fix: the
 // channel is needs_attention with Error as what to do (like a refused
@@ -223,7 +228,9 @@ func writeSecret(path, s string) error {
 // device working, not cross-signed, and is told in the status until the
 // next login tries again.
 func (a *Adapter) crossSign(ctx context.Context, e *e2ee) error {
-	note, err := a.trust(ctx, e, a.st.dir)
+	tctx, cancel := context.WithTimeout(ctx, trustTimeout)
+	note, err := a.trust(tctx, e, a.st.dir)
+	cancel()
 	var re *recoveryError
 	if errors.As(err, &re) || (err != nil && ctx.Err() != nil) {
 		e.db.Close()

@@ -119,7 +119,9 @@ func (e *e2ee) noteSync(ctx context.Context, resp *mautrix.RespSync, since strin
 		}
 	}
 	e.mach.ProcessSyncResponse(ctx, resp, since)
-	err := e.backUpOrRemake(ctx)
+	bctx, cancel := context.WithTimeout(ctx, callTimeout)
+	err := e.backUpOrRemake(bctx)
+	cancel()
 	if err != nil {
 		// Kept for the next sync: the sessions stay marked not backed up.
 		e.log.Warn("could not back up the room keys; trying again after the next sync", "err", err)
