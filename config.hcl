@@ -359,15 +359,19 @@ plugin "sl" {
 # rooms in access {}: "mx:@alice:example.org" in allow_from, a room id
 # "mx:!abc:example.org" in groups; a thread is its own session. A refused
 # token shows as needs_attention; fix it, then `clawhost retry mx`.
-# Encrypted rooms work (the device's keys in the plugin's state directory).
+# Encrypted rooms work (the device's keys in the plugin's state directory);
+# the device is cross-signed from a recovery key: leave MATRIX_RECOVERY_KEY
+# unset for a new account and the plugin makes one, written to
+# matrix-recovery-key.txt in its state directory (keep a copy).
 plugin "mx" {
   source  = "matrix"
   enabled = env("MATRIX_USER_ID", "") != ""
   config {
-    homeserver = env("MATRIX_HOMESERVER", "https://matrix.org")
-    user_id    = env("MATRIX_USER_ID", "")
-    password   = env("MATRIX_PASSWORD", "")
+    homeserver   = env("MATRIX_HOMESERVER", "https://matrix.org")
+    user_id      = env("MATRIX_USER_ID", "")
+    password     = env("MATRIX_PASSWORD", "")
     # access_token = env("MATRIX_ACCESS_TOKEN", "")
+    recovery_key = env("MATRIX_RECOVERY_KEY", "")
     # invites_from = ["@alice:example.org"]  # "*": anyone's invites
   }
 }

@@ -146,6 +146,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			linked = true
 		}
 	}
+	s.startOthers(ctx, p, files)
 	s.sayClaudeReady(ctx, p)
 	if p.WhatsAppPersonal {
 		s.say("\nYou become the owner by writing, within 24 hours, in WhatsApp's \"Message yourself\" chat:\n\n    /owner %s\n\n", code)

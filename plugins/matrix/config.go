@@ -44,6 +44,8 @@ var Schema = schema.Schema{
 		Description: `the bot's access token, typically env("MATRIX_ACCESS_TOKEN"); or set password and the plugin logs in once and keeps its device; never logged`},
 	{Name: "password", Type: "string", Default: "", Sensitive: true,
 		Description: `the bot account's password, typically env("MATRIX_PASSWORD"), used to log in when access_token is empty; the device and its token are kept in the plugin's state (0600) across restarts`},
+	{Name: "recovery_key", Type: "string", Default: "", Sensitive: true,
+		Description: `the recovery key of the bot account's cross-signing keys and key backup (secret storage), typically env("MATRIX_RECOVERY_KEY"); with it the bot's device signs itself (other people's clients see it verified by its owner) and reads old messages from the backup. Empty: the plugin uses the one it made, written to matrix-recovery-key.txt in its state directory (0600), making cross-signing on first start if the account has none; never logged`},
 	{Name: "invites_from", Type: "list(string)", Default: []string{},
 		Description: `Matrix ids (@alice:example.org) whose room invites the bot accepts, "*" for anyone's; others are declined. Who may talk to the agent in a joined room is still the access block's (allow_from, groups)`},
 }
@@ -54,6 +56,7 @@ type Config struct {
 	UserID      string   `json:"user_id"`
 	AccessToken string   `json:"access_token"`
 	Password    string   `json:"password"`
+	RecoveryKey string   `json:"recovery_key"`
 	InvitesFrom []string `json:"invites_from"`
 }
 
@@ -68,6 +71,7 @@ func decodeConfig(cfg schema.Config) (Config, error) {
 	c.Homeserver = strings.TrimRight(strings.TrimSpace(c.Homeserver), "/")
 	c.UserID = strings.TrimSpace(c.UserID)
 	c.AccessToken = strings.TrimSpace(c.AccessToken)
+	c.RecoveryKey = strings.TrimSpace(c.RecoveryKey)
 	var d schema.Diagnostics
 	add := func(attr, summary, detail string) {
 		d = append(d, schema.Diagnostic{Attribute: attr, Summary: summary, Detail: detail})

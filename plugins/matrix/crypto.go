@@ -6,8 +6,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/rs/zerolog"
 	"go.mau.fi/util/dbutil"
@@ -32,6 +34,13 @@ type e2ee struct {
 	mach  *crypto.OlmMachine
 	state mautrix.StateStore
 	db    *sql.DB
+	log   *slog.Logger
+	mu    sync.Mutex
+	// backup is the key backup the sessions go to (backup.go); nil
+	// before the device is cross-signed or without one.
+	backup *keyBackup
+	// onBackup is told how each backup after a sync went.
+	onBackup func(error)
 }
 
 // startCrypto opens the device's crypto store in dir and uploads its keys.
@@ -62,7 +71,7 @@ func (a *Adapter) startCrypto(ctx context.Context, cli *mautrix.Client, dir stri
 		return nil, fmt.Errorf("the crypto store %s: %w", path, err)
 	}
 	_ = os.Chmod(path, 0o600)
-	e := &e2ee{state: mautrix.NewMemoryStateStore(), db: db}
+	e := &e2ee{state: mautrix.NewMemoryStateStore(), db: db, log: a.log, onBackup: a.noteBackup}
 	e.mach = crypto.NewOlmMachine(cli, &nop, store, e.state.(crypto.StateStore))
 	if err := e.mach.Load(ctx); err != nil {
 		db.Close()
@@ -110,6 +119,16 @@ func (e *e2ee) noteSync(ctx context.Context, resp *mautrix.RespSync, since strin
 		}
 	}
 	e.mach.ProcessSyncResponse(ctx, resp, since)
+	bctx, cancel := context.WithTimeout(ctx, callTimeout)
+	err := e.backUpOrRemake(bctx)
+	cancel()
+	if err != nil {
+		// Kept for the next sync: the sessions stay marked not backed up.
+		e.log.Warn("could not back up the room keys; trying again after the next sync", "err", err)
+	}
+	if e.onBackup != nil {
+		e.onBackup(err)
+	}
 }
 
 // decrypt is the decrypted event of an m.room.encrypted evt.

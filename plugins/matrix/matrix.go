@@ -59,6 +59,11 @@ const Setup = `Matrix: make an account for the bot on your homeserver (Element: 
 then give clawhost its Matrix id and either its access token (Element, logged in as
 the bot: Settings → Help & About → Access Token) or its password: with a password the
 plugin logs in once and keeps its device in its state directory.
+Encryption: the bot's device is cross-signed from a recovery key. For an account without
+cross-signing leave recovery_key empty: on its first start the plugin makes the keys and
+writes their recovery key to matrix-recovery-key.txt (0600) in its state directory (most
+homeservers want the password for that, also beside an access token). For an account
+that has cross-signing already, give its recovery key (Element: the Security Key).
 Invite the bot to a room or a DM from an account listed in invites_from.`
 
 // Plugin is the matrix plugin as sdk.Serve wants it.
@@ -99,6 +104,16 @@ type Adapter struct {
 	e2ee *e2ee
 	// noCrypto says why encryption is off ("" when it is on).
 	noCrypto string
+	// noTrust says why the device is not cross-signed ("" when it is),
+	// trustFailed whether that is a failure (degraded) rather than a
+	// setting (crosssign.go).
+	noTrust     string
+	trustFailed bool
+	// keyFile is the file of the recovery key the device was
+	// cross-signed with when recovery_key is not set (told in the status).
+	keyFile string
+	// backupErr is why the last key backup failed ("" when it worked).
+	backupErr string
 	// name is the bot's display name (mentions by name).
 	name string
 	// maxUpload is the homeserver's upload limit once asked (mediarepo.go).

@@ -53,6 +53,7 @@ func Probe(ctx context.Context, cfg schema.Config) (probe.Report, error) {
 	case err == nil:
 		rep.Identity = probe.Identity{ID: c.UserID, Handle: c.UserID, Name: who.UserID.Localpart()}
 		rep.Checks = append(rep.Checks, probe.Check{Name: what, Verdict: probe.OK, Found: c.Homeserver + " accepts the " + what + " of " + c.UserID})
+		rep.Checks = append(rep.Checks, trustCheck(ctx, cli, c, cfg.DataDir))
 	case refused(err) != "":
 		rep.Checks = append(rep.Checks, probe.Check{Name: what, Verdict: probe.Fail, Found: probeErr(err), Do: refused(err)})
 	default:

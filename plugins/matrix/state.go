@@ -24,6 +24,9 @@ type state struct {
 	DeviceID    string `json:"device_id,omitempty"`
 	AccessToken string `json:"access_token,omitempty"`
 	Since       string `json:"since,omitempty"`
+	// Restored is "device version" of the key backup this device has
+	// read (backup.go): a new device reads it once.
+	Restored string `json:"restored,omitempty"`
 }
 
 // store keeps state in dir; a "" dir keeps it in memory only (tests).

@@ -30,6 +30,14 @@ func (a *Adapter) Run(ctx context.Context, inbox channel.Inbox) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		var re *recoveryError
+		if errors.As(err, &re) {
+			if !a.attention(ctx, re.msg) {
+				return ctx.Err()
+			}
+			backoff = backoffMin
+			continue
+		}
 		if msg := refused(err); msg != "" {
 			a.mu.Lock()
 			a.cli = nil
@@ -60,11 +68,7 @@ func (a *Adapter) session(ctx context.Context, inbox channel.Inbox) error {
 	if err != nil {
 		return err
 	}
-	if a.noCrypto != "" {
-		a.status.Report(status.Status{State: status.Degraded, Message: "syncing as " + a.cfg.UserID + "; " + a.noCrypto})
-	} else {
-		a.status.Report(status.Status{State: status.Ready, Message: "syncing as " + a.cfg.UserID})
-	}
+	a.reportSyncing()
 	for {
 		since := a.st.get().Since
 		var resp *mautrix.RespSync
@@ -154,6 +158,11 @@ func (a *Adapter) login(ctx context.Context) (*mautrix.Client, error) {
 		name = dn.DisplayName
 	}
 	e, err := a.startCrypto(ctx, cli, a.st.dir)
+	if err == nil && e != nil {
+		if err := a.crossSign(ctx, e); err != nil {
+			return nil, err
+		}
+	}
 	if err != nil && ctx.Err() != nil {
 		return nil, ctx.Err() // stopping
 	}
