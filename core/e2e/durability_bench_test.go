@@ -11,7 +11,8 @@ package e2e
 //
 //	make build && go test ./core/e2e -run '^$' -bench OutboundDurability -benchtime 1x
 //
-// fsync-out-ms is full's out p50 minus process's: the fsync on the reply's
+// The process-* figures are the PROCESS column of the turn rows of make
+// bench's table (core/cmd/benchreport). fsync-out-ms is full's out p50 minus process's: the fsync on the reply's
 // path; fsync-inout-ms likewise for in + out (the accept's fsync too).
 
 import (
@@ -37,6 +38,11 @@ func BenchmarkOutboundDurability(b *testing.B) {
 		b.ReportMetric(msOf(po), "process-out-p50-ms")
 		b.ReportMetric(msOf(fio), "full-inout-p50-ms")
 		b.ReportMetric(msOf(pio), "process-inout-p50-ms")
+		// The rest of the turn rows at "process" (the PROCESS column of
+		// core/cmd/benchreport's table).
+		b.ReportMetric(msOf(roundsP50(process, func(r outResult) []time.Duration { return r.in })), "process-in-p50-ms")
+		b.ReportMetric(msOf(roundsP(process, 99, func(r outResult) []time.Duration { return r.out })), "process-out-p99-ms")
+		b.ReportMetric(msOf(roundsP(process, 99, func(r outResult) []time.Duration { return r.inOut })), "process-inout-p99-ms")
 		b.ReportMetric(msOf(fo-po), "fsync-out-ms")
 		b.ReportMetric(msOf(fio-pio), "fsync-inout-ms")
 		b.ReportMetric(msOf(roundsMedian(process, func(r outResult) time.Duration { return r.hostCPU })), "process-host-cpu-ms/turn")
@@ -46,7 +52,13 @@ func BenchmarkOutboundDurability(b *testing.B) {
 
 // roundsP50 is the median over rounds of each round's p50 of what of.
 func roundsP50(rs []outResult, of func(outResult) []time.Duration) time.Duration {
-	return roundsMedian(rs, func(r outResult) time.Duration { return percentile(of(r), 50) })
+	return roundsP(rs, 50, of)
+}
+
+// roundsP is the median over rounds of each round's p-th percentile of
+// what of.
+func roundsP(rs []outResult, p int, of func(outResult) []time.Duration) time.Duration {
+	return roundsMedian(rs, func(r outResult) time.Duration { return percentile(of(r), p) })
 }
 
 // roundsMedian is the median over rounds of of.

@@ -251,8 +251,15 @@ func (i *Instance) probe(ctx context.Context, plug *pluginclient.Plugin) {
 			return
 		case <-tick:
 		}
-		pctx, cancel := context.WithTimeout(ctx, i.h.opts.ProbeTimeout)
+		// The probe's deadline is the host's own timer, not the call's: a
+		// gRPC deadline (grpc-timeout) arms a timer in the plugin as well,
+		// which stays in its runtime's timer heap after the answer and
+		// wakes the idle plugin ProbeTimeout after every probe, its runtime
+		// then spinning for 0.6–0.85 ms of CPU (issue 84).
+		pctx, cancel := context.WithCancel(ctx)
+		late := i.h.opts.Clock.AfterFunc(i.h.opts.ProbeTimeout, cancel)
 		_, err := plug.Describe(pctx)
+		late.Stop()
 		cancel()
 		if err == nil || ctx.Err() != nil {
 			continue

@@ -46,6 +46,7 @@ PASS
 		"125 µs",
 		"190 µs",
 		"not run",
+		"PROCESS", // the column of the turn rows at durability "process"
 	} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
@@ -92,6 +93,7 @@ func TestReportBeside(t *testing.T) {
 		{Name: "pipeline: SQL statements per message", Bench: "BenchmarkPipeline", Metric: "statements/msg", Info: true, Scale: 1, Unit: ""},
 		{Name: "cluster ordering check (OlderOpen), one read", Bench: "BenchmarkOlderOpen", Metric: "ns/op", Info: true, Scale: 1e3, Unit: "µs"},
 		{Name: "idle anonymous memory, host + Telegram", Bench: "BenchmarkIdleRSS", Metric: "host-tg-anon-MB", Goal: 8, Max: true, Scale: 1, Unit: "MB"},
+		{Name: "out: claude's result → sendMessage, warm, p50", Bench: "BenchmarkOutboundTelegram", Metric: "out-p50-ms", Process: "process-out-p50-ms", Goal: 3, Max: true, Scale: 1, Unit: "ms"},
 	}
 	var b strings.Builder
 	failed, judged := reportBeside(&b, figs, read("base.txt"), read("tree.txt"), "v0.1.0", nil)
@@ -112,20 +114,28 @@ func TestReportBeside(t *testing.T) {
 	// The tree: run p50 0.90 ms (median of 0.8, 0.9, 1.0) and p99 5 ms
 	// keep their bounds, the pipeline's 11,000 msg/s reaches its floor;
 	// idle memory did not run.
-	if failed != 0 || judged != 3 {
-		t.Errorf("failed %d of %d judged, want 0 of 3:\n%s", failed, judged, got)
+	if failed != 0 || judged != 4 {
+		t.Errorf("failed %d of %d judged, want 0 of 4:\n%s", failed, judged, got)
 	}
 	for _, want := range []string{
 		"V0.1.0", "TREE", "CHANGE",
 		"1.00 ms", "0.90 ms", "-10%", // run p50: base median 1.0, tree 0.9
 		"2889 msg/s", "11000 msg/s", "+281%",
 		"200 µs", // BenchmarkOlderOpen: the tree's alone
+		"V0.1.0 PROCESS", "TREE PROCESS",
+		"3.50 ms", "2.50 ms", "2.20 ms", "1.20 ms", // out p50 at "full", then at "process": base 3.5 / 2.2, tree 2.5 / 1.2
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}
 	}
 	for _, line := range strings.Split(got, "\n") {
+		if strings.HasPrefix(line, "out: claude's result") && !strings.Contains(strings.Join(strings.Fields(line), " "), "-29% 2.20 ms 1.20 ms pass") {
+			t.Errorf("the turn row lacks its durability \"process\" values, base's then tree's: %q", line)
+		}
+		if strings.HasPrefix(line, "inbound → claude stdin, warm session, p50") && strings.Count(line, "—") != 2 {
+			t.Errorf("a row without a \"process\" figure shows one: %q", line)
+		}
 		if strings.HasPrefix(line, "cluster ordering check (OlderOpen), one read") && !strings.Contains(line, "—  ") {
 			t.Errorf("a figure the base did not run shows a base value or a change: %q", line)
 		}
