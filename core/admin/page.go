@@ -256,7 +256,7 @@ var pageTemplate = sync.OnceValue(func() *template.Template {
 {{else}}<p class="none">No sessions.</p>
 {{end}}
 <h2>Warm claude processes</h2>
-{{with .Snap.WarmPool}}<p class="meta">{{.Warm}} warm holding <b>{{mb .Memory}}</b>{{if lt .Measured .Warm}} ({{.Measured}} measured){{end}} · limit {{.Limits}} · time to first answer of a returning chat: warm <b>{{.FirstAnswerWarm}}</b>, cold <b>{{.FirstAnswerCold}}</b></p>
+{{with .Snap.WarmPool}}<p class="meta">{{.Warm}} warm{{if .Spares}} ({{.Spares}} spare){{end}} holding <b>{{mb .Memory}}</b>{{if lt .Measured .Warm}} ({{.Measured}} measured){{end}}{{if .SparesAdopted}} · {{.SparesAdopted}} new sessions adopted a spare{{end}} · limit {{.Limits}} · time to first answer of a returning chat: warm <b>{{.FirstAnswerWarm}}</b>, cold <b>{{.FirstAnswerCold}}</b></p>
 {{end}}{{if .Snap.Warm}}<table>
 <thead><tr><th>agent</th><th>session key</th><th>pid</th><th>memory</th></tr></thead>
 <tbody>

@@ -25,6 +25,11 @@ type WarmPool struct {
 	// stopped to make room, idle, or the host restarted).
 	FirstAnswerWarm FirstAnswer `json:"first_answer_warm"`
 	FirstAnswerCold FirstAnswer `json:"first_answer_cold"`
+	// Spares is how many of Warm are agents' spare claudes started ahead for a
+	// new session (agent.spare); SparesAdopted how many new sessions adopted one
+	// since the start.
+	Spares        int `json:"spares"`
+	SparesAdopted int `json:"spares_adopted"`
 }
 
 // FirstAnswer is a time to first answer over the latest turns (up to 256).

@@ -243,7 +243,11 @@ func writeMemory(b *strings.Builder, s admin.Snapshot) {
 		fmt.Fprintf(b, "host processors: %s\n", t)
 	}
 	if w := s.WarmPool; w != nil {
-		fmt.Fprintf(b, "warm claude: %d holding %s, limit %s\n", w.Warm, admin.MB(w.Memory), w.Limits())
+		spare := ""
+		if w.Spares > 0 || w.SparesAdopted > 0 {
+			spare = fmt.Sprintf(" (%d spare, %d adopted by a new session)", w.Spares, w.SparesAdopted)
+		}
+		fmt.Fprintf(b, "warm claude: %d%s holding %s, limit %s\n", w.Warm, spare, admin.MB(w.Memory), w.Limits())
 		fmt.Fprintf(b, "first answer of a returning chat: warm %s; cold %s\n", w.FirstAnswerWarm, w.FirstAnswerCold)
 	}
 }

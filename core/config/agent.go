@@ -257,6 +257,20 @@ type Agent struct {
 	// the default block's.
 	WarmMemory Size `hcl:"warm_memory,optional"`
 
+	// Spare keeps one claude of the agent started ahead, without a session,
+	// for its next new session (spare): a new chat, /new or a reset whose
+	// claude would start the same way (system prompt section, model, effort,
+	// permission mode, the chat's MCP config and tools, directory; with the
+	// sandbox on also the same chat, whose claude state and media are bound
+	// at the start) adopts it and answers without waiting for claude to
+	// start; another is started after. One is started after two new sessions
+	// alike in a row, or once one was adopted. It counts as a warm process in
+	// max_warm and warm_memory, starts only when it fits beside the warm ones
+	// without stopping any, is the first stopped to make room, stops after
+	// idle_timeout when no new session adopted it, and a reload that changes
+	// the agent's settings stops it. Default true.
+	Spare *bool `hcl:"spare,optional"`
+
 	// MaxConcurrent caps turns running at once across all sessions and
 	// agents (max_concurrent); further turns wait. At least 1. Default 4.
 	// Default block only: one count of slots for the whole host.

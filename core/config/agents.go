@@ -92,6 +92,10 @@ func (a *Agent) inherited() *Agent {
 		b := *a.Budget
 		n.Budget = &b
 	}
+	if a.Spare != nil {
+		sp := *a.Spare
+		n.Spare = &sp
+	}
 	n.Chats, n.Switchable, n.Worktrees, n.MCPServers = nil, false, false, nil
 	n.block = nil
 	return &n

@@ -96,6 +96,10 @@ type Pool struct {
 	// (evicted, idle-stopped, settings changed, the host restarted). Failed turns are
 	// left out.
 	FirstAnswerWarm, FirstAnswerCold Latency
+	// Spares is how many of Warm are agents' spare claudes, started ahead for a new
+	// session (Config.Spare); SparesStarted and SparesAdopted count those started and
+	// those a new session adopted since the runner started.
+	Spares, SparesStarted, SparesAdopted int
 }
 
 // Pool reports the warm pool's state.
@@ -106,7 +110,11 @@ func (r *Runner) Pool() Pool {
 		if q.mem > 0 {
 			p.Measured++
 		}
+		if q.spare != nil {
+			p.Spares++
+		}
 	}
+	p.SparesStarted, p.SparesAdopted = r.spares.started, r.spares.adopted
 	r.mu.Unlock()
 	p.FirstAnswerWarm, p.FirstAnswerCold = r.answers.summary()
 	return p

@@ -131,6 +131,12 @@ type Config struct {
 	// ones least worth keeping are stopped, as beyond MaxWarm; both limits apply.
 	// 0: DefaultWarmMemory of the machine's memory; NoWarmMemoryLimit: none.
 	WarmMemory int64
+	// Spare keeps one claude of the agent started ahead, without a session, for its next
+	// new session (agent.spare; spare.go): adopted by a new session whose start it
+	// matches, replaced after, and only while it fits MaxWarm and WarmMemory beside the
+	// warm processes (it counts as one of them and is the first stopped to make room).
+	// Not with OneShot.
+	Spare bool
 	// MaxConcurrent caps turns running at once across all sessions; further turns wait,
 	// first come first served except that a turn whose session has a warm process may go
 	// a little ahead (see the package documentation). Default 4.
@@ -365,6 +371,9 @@ type launch struct {
 	media string
 	// env is claude's environment but its TMPDIR (Config.baseEnv), made once per start.
 	env []string
+	// stateKey is the conversation whose claude state the sandbox binds (chatStateDir),
+	// when not the key the process starts under (a spare started for a chat: spare.go).
+	stateKey string
 }
 
 // args builds claude's argv (without the command) for one process start.

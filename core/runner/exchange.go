@@ -89,10 +89,16 @@ func stoppedResult(kind ErrorKind, detail string) Result {
 // session must be started the other way (see launchPlan.retry) or a warm process died
 // before the turn.
 func (r *Runner) attempts(st stopper, t *Turn, req TurnRequest, w Wait) Result {
+	req.SessionID = r.sessionOf(req.Key, req.SessionID)
 	log := r.log.With("key", req.Key, "session", req.SessionID)
 	plan := launchPlan{resume: !req.NewSession}
+	if r.sparesOn(req) {
+		id := r.spareIDOf(req)
+		defer func() { r.afterNewSession(req, id, plan.adopted) }()
+	}
 	for attempt := 0; ; attempt++ {
 		p, serr := r.acquire(req, plan.resume, &w)
+		plan.adopted = plan.adopted || w.Start == StartSpare
 		if serr != nil {
 			log.Error("start claude", "error", serr.Detail)
 			return Result{Err: serr, SessionReset: plan.sessionReset, Wait: w}
@@ -102,15 +108,23 @@ func (r *Runner) attempts(st stopper, t *Turn, req TurnRequest, w Wait) Result {
 		p.cfg.loginHint(res.Err, os.Environ())
 		res.NewProcess = !reused
 		res.PID = p.pid
-		if !reused {
+		if !reused && w.Start != StartSpare { // a spare started before the turn came
 			w.Startup = time.Duration(p.startup.Load())
 		}
 		res.Wait = w
 		if res.SessionID == "" {
-			res.SessionID = req.SessionID
+			res.SessionID = p.sessionID // the one asked for, or the adopted spare's
 		}
 		res.SessionReset = res.SessionReset || plan.sessionReset
 		r.release(p, res.Err == nil || isResultError(res.Err))
+		if w.Start == StartSpare && res.Err != nil && res.Err.Kind == KindCrash && !sawOutput && attempt < 2 {
+			// The spare died before answering: the session it would have been is
+			// dropped, and the next attempt starts the one asked for.
+			log.Warn("the adopted spare claude died before the turn; starting claude", "detail", res.Err.Detail)
+			r.sessionOf(req.Key, "")
+			req.AdoptSpare = false
+			continue
+		}
 		if attempt >= 2 || res.Err == nil || !plan.retry(log, res.Err, reused, sawOutput) {
 			return res
 		}
@@ -123,6 +137,9 @@ type launchPlan struct {
 	resume bool
 	// sessionReset: the transcript was missing and the session started fresh.
 	sessionReset bool
+	// adopted: an attempt ran on the agent's spare (spare.go); after it failed the
+	// next does not adopt one (TurnRequest.AdoptSpare cleared).
+	adopted bool
 }
 
 // retry adjusts the plan after an attempt failed with e and reports whether to try again:

@@ -115,8 +115,16 @@ func fakeClaude(args []string) int {
 			if err != nil {
 				return 0
 			}
-			var msg struct{ Message struct{ Content string } }
+			var msg struct {
+				Type      string
+				RequestID string `json:"request_id"`
+				Message   struct{ Content string }
+			}
 			_ = json.Unmarshal(ln, &msg)
+			if msg.Type == "control_request" { // a spare's initialize (spare.go)
+				out.Encode(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": msg.RequestID}})
+				continue
+			}
 			prompt = msg.Message.Content
 		} else {
 			b, _ := readAll(in)

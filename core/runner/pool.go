@@ -53,6 +53,11 @@ const maxUses = 8
 // records in w how the turn got its process.
 func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *Error) {
 	extra := req.ExtraSystemPrompt
+	var spare *spareID
+	if !resume && r.sparesOn(req) {
+		id := r.spareIDOf(req)
+		spare = &id
+	}
 	w.Start, w.Warm, w.WarmBusy, w.MaxWarm, w.Evicted = StartOneShot, 0, 0, r.cfg.MaxWarm, ""
 	w.Memory, w.WarmMemory = 0, max(r.cfg.WarmMemory, 0)
 	if !r.cfg.OneShot {
@@ -76,6 +81,16 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 			}
 			r.removeLocked(old)
 			stale = append(stale, old)
+		}
+		if spare != nil {
+			if sp := r.adoptSpareLocked(req, *spare); sp != nil {
+				r.mu.Unlock()
+				for _, s := range stale {
+					r.stopAsync(s)
+				}
+				w.Start = StartSpare
+				return sp, nil
+			}
 		}
 		w.Warm = len(r.procs)
 		for _, q := range r.procs {
@@ -143,22 +158,28 @@ func (r *Runner) release(p *proc, keep bool) {
 	r.mu.Unlock()
 	r.stopEvicted(evict)
 	if due {
-		// The turn's goroutine holds r.wg until it returns, so Close waits for this too.
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			if r.measureAfter > 0 {
-				tm, fired := r.clock.NewTimer(r.measureAfter)
-				defer tm.Stop()
-				select {
-				case <-fired:
-				case <-r.quit:
-					return
-				}
-			}
-			r.measure(p)
-		}()
+		r.measureLater(p)
 	}
+}
+
+// measureLater measures p measureAfter from now, on a goroutine Close waits for (or
+// drops when it comes first). The caller holds r.wg (a turn's goroutine, a spare's
+// start), so Close cannot be waiting with the count at zero.
+func (r *Runner) measureLater(p *proc) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		if r.measureAfter > 0 {
+			tm, fired := r.clock.NewTimer(r.measureAfter)
+			defer tm.Stop()
+			select {
+			case <-fired:
+			case <-r.quit:
+				return
+			}
+		}
+		r.measure(p)
+	}()
 }
 
 // measureDelay is how long after the turn that made it warm, or the one that found its
@@ -387,6 +408,9 @@ func (r *Runner) Warm() map[string]int {
 	defer r.mu.Unlock()
 	out := make(map[string]int, len(r.procs))
 	for k, p := range r.procs {
+		if p.spare != nil {
+			continue // no conversation's (Pool counts it)
+		}
 		out[k] = p.run.ClaudePID()
 	}
 	return out

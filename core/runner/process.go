@@ -34,6 +34,10 @@ type proc struct {
 	mcp                   string // the per-session --mcp-config it was started with
 	media                 string // the media directory its sandbox shows
 	ask                   bool   // started with --permission-prompt-tool stdio
+	// spare is what the process was started for while it is its agent's spare (no
+	// session ran in it; spare.go), nil once a chat adopted it or for any other; guarded
+	// by Runner.mu, as key, which adoption changes.
+	spare *spareID
 	// planExited: a plan was approved (ExitPlanMode allowed), so claude
 	// left the plan mode it was started in; never reused (exchange.go).
 	planExited  atomic.Bool
@@ -191,7 +195,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string, prep *prep
 	}
 	env := withTmpdir(l.env, tmp)
 	sl := sandboxLaunch{tmp: tmp, env: env, media: l.media, worktree: l.dir, mcp: l.mcp,
-		chatState: chatStateDir(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume, prep: prep}
+		chatState: chatStateDir(r.cfg.StateDir, cmp.Or(l.stateKey, key)), sessionID: l.sessionID, resume: l.resume, prep: prep}
 	if zp := r.zygoteFor(c); zp != nil {
 		return r.spawnRecycled(zp, c, l, key, extra, tmp, append([]string{path}, c.args(l)...), env, sl)
 	}
@@ -367,8 +371,9 @@ func (r *Runner) reap(p *proc, stdout *os.File, dead chan<- struct{}, readerDone
 	_ = os.RemoveAll(p.tmpdir)
 	r.mu.Lock()
 	r.removeLocked(p)
+	key := p.key // a spare's changes when a chat adopts it (under r.mu)
 	r.mu.Unlock()
-	r.log.Debug("claude exited", "key", p.key, "pid", p.pid, "code", code)
+	r.log.Debug("claude exited", "key", key, "pid", p.pid, "code", code)
 }
 
 // exitCode maps cmd.Wait's error to an exit status: 128+signal when killed, -1 when the

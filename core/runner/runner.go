@@ -91,6 +91,9 @@ type Runner struct {
 	// them when the host dies (lifeline.go).
 	lifeline lifeline
 
+	// spares are the agents' spare claudes' bookkeeping (spare.go), guarded by mu.
+	spares spareState
+
 	// live are the profiles a reload replaced (update.go); nil until the first Update.
 	live     atomic.Pointer[liveProfiles]
 	updateMu sync.Mutex // one Update at a time
@@ -356,6 +359,11 @@ type TurnRequest struct {
 	// Config.OneShot, whose stdin is plain text. Steered messages carry
 	// text only.
 	Images []Image
+	// AdoptSpare, with NewSession, lets the turn run on the agent's spare claude
+	// (Config.Spare), started ahead under a session id of its own: the caller records
+	// Result.SessionID as the conversation's session. A caller that keeps the id it
+	// asked for leaves it unset.
+	AdoptSpare bool
 	// MediaDir is the one directory under <workspace>/media the sandbox
 	// lets this session's process see (a relative path, the chat's own
 	// attachments); "" hides all of <workspace>/media. Part of the
@@ -411,6 +419,9 @@ func (r *Runner) Run(ctx context.Context, req TurnRequest) (*Turn, error) {
 	}
 	if req.Key == "" {
 		req.Key = req.SessionID
+	}
+	if strings.HasPrefix(req.Key, sparePrefix) {
+		return nil, fmt.Errorf("run turn: key %q starts with a NUL", req.Key)
 	}
 	if err := r.shareMedia(prof, req.MediaDir); err != nil {
 		return nil, fmt.Errorf("run turn: %w", err)

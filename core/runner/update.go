@@ -22,7 +22,7 @@ import (
 var NextTurnFields = []string{
 	"Args", "Env", "Model", "FallbackModel", "PermissionMode", "PermissionModes",
 	"AllowedTools", "DisallowedTools", "SystemPrompt", "SystemPromptFile", "Timeout", "MaxTurns",
-	"IdleTimeout",
+	"IdleTimeout", "Spare",
 }
 
 // liveProfiles is the runner's own configuration and its named agents'.
@@ -66,6 +66,7 @@ func (r *Runner) Update(next Config) error {
 		}
 	}
 	r.live.Store(upd)
+	r.dropStaleSpares()
 	return nil
 }
 

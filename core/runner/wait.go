@@ -48,6 +48,8 @@ const (
 	StartDied Start = "died"
 	// StartOneShot: Config.OneShot starts a process for every turn.
 	StartOneShot Start = "one-shot"
+	// StartSpare: a new session adopted the agent's spare, started ahead (spare.go).
+	StartSpare Start = "spare"
 )
 
 // String is the wait in a sentence, e.g. "waited 1.2 s for a free slot (4 of 4 running,
@@ -71,8 +73,11 @@ func (w Wait) String() string {
 	if len(parts) == 0 {
 		parts = append(parts, "no wait")
 	}
-	if w.Start == StartWarm {
+	switch w.Start {
+	case StartWarm:
 		return strings.Join(append(parts, "warm claude process"), ", ")
+	case StartSpare:
+		return strings.Join(append(parts, "the agent's spare claude process, started ahead"), ", ")
 	}
 	started := "started claude"
 	if w.Startup > 0 {

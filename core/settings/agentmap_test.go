@@ -191,6 +191,8 @@ var agentFieldValues = map[string]any{
 	"Approvals": "chat",
 	// A size that parses (any other string maps to the default).
 	"WarmMemory": config.Size("300MB"),
+	// Unset is true: false is the value of its own.
+	"Spare": new(bool),
 }
 
 var agentDurationType = reflect.TypeOf(config.Duration(""))

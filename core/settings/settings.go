@@ -382,6 +382,7 @@ func runnerConfig(cfg *config.Config, a *config.Agent) (runner.Config, error) {
 		IdleTimeout:      a.IdleTimeout.Duration(),
 		MaxWarm:          a.MaxWarm,
 		WarmMemory:       a.WarmMemory.Bytes(),
+		Spare:            a.Spare == nil || *a.Spare,
 		// Text deltas, so "blocks" and "draft" streaming show a long
 		// reply while it is written, not only once each block is complete.
 		PartialMessages: true,

@@ -304,6 +304,15 @@ func (t *Turns) usageUpdate(key string, entry int64, sess store.Session, res run
 		if !found {
 			*s = sess
 		}
+		if res.Wait.Start == runner.StartSpare && res.SessionID != "" && s.ClaudeSessionID == sess.ClaudeSessionID {
+			// The new session ran on the agent's spare claude, started ahead under
+			// a session id of its own (TurnRequest.AdoptSpare): that is the
+			// conversation the next turn resumes.
+			if s.ClaudeCostOf == s.ClaudeSessionID {
+				s.ClaudeCostOf = res.SessionID
+			}
+			s.ClaudeSessionID = res.SessionID
+		}
 		if res.Err == nil || res.Usage.OutputTokens > 0 {
 			s.Turns++
 		}

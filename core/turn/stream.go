@@ -168,7 +168,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, r agentRun) (runner.
 	if plan, _ := t.planning(set, ov, meta, id, m); plan {
 		pmode, ask = runner.PlanMode, ask || t.opts.Approvals != nil
 	}
-	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, Prompt: prompt, ExtraSystemPrompt: system,
+	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, AdoptSpare: fresh, Prompt: prompt, ExtraSystemPrompt: system,
 		Agent: skey.Agent, Dir: dir, Model: model, Effort: string(ov.Effort), PermissionMode: pmode, MCPConfig: mcp, Tools: tools, MediaDir: skey.Dir(), AskPermission: ask, Images: images})
 	if err != nil {
 		s.stopLive()

@@ -1,0 +1,284 @@
+package runner
+
+import (
+	"strings"
+	"time"
+)
+
+// Spares (issue 84). Starting claude costs the real CLI about a second, and every new
+// session pays it: a new chat, /new, a daily or idle reset. With Config.Spare the pool
+// keeps, per agent, one claude started ahead with --session-id of a fresh uuid and no
+// turn run in it: its spare. A new session whose start would be the same (spareID: the
+// agent's profile, the directory, the extra system prompt, model, effort, permission
+// mode, the session's MCP config and tools, whether claude asks the host — and, when the
+// agent's claude runs sandboxed, the media directory and the chat whose claude state
+// the sandbox binds, mounts fixed at the start) adopts it: the spare becomes the chat's
+// warm process, its session the chat's (Result.SessionID; the caller records it, which
+// it says with TurnRequest.AdoptSpare), and a replacement starts once the turn is over.
+//
+// Which new sessions adopt one, honestly: a spare is started for the identity of the
+// agent's latest new session, after the turn of a new session that adopted one or whose
+// identity repeated the one before it (two in a row), so traffic whose every new session
+// differs (each chat its own MCP config or sandboxed claude state) starts none and pays
+// nothing. Unsandboxed and without per-chat MCP config, every new chat of the agent
+// adopts; sandboxed, the chat's claude state and media are bound at the start, so a
+// spare serves the same chat's next new session (/new, a reset) only.
+//
+// A spare never carries anything between chats: no turn runs in it before a chat adopts
+// it, and it leaves the spare slot then (never returned to it). It lives in Runner.procs
+// under spareKey, so warm_memory and max_warm count it (estimateLocked until measured);
+// it is started only when it fits beside the warm processes without stopping any, it
+// is the first stopped to make room (prio below any turn's), it stops after the agent's
+// IdleTimeout without a new session adopting it, as an idle warm process does, and it
+// is stopped by Update when its agent's profile changed and by Close.
+
+// sparePrefix starts the pool key of an agent's spare: no conversation key starts with
+// a NUL (Run refuses one).
+const sparePrefix = "\x00spare\x00"
+
+// spareKey is the pool key of agent's spare (the agent's Config.Name).
+func spareKey(agent string) string { return sparePrefix + agent }
+
+// spareID is what a claude's start depends on beyond its session: a new session adopts
+// a spare only when its own is the same.
+type spareID struct {
+	cfg                                         *Config
+	dir, extra, model, effort, mode, mcp, tools string
+	ask                                         bool
+	// media and chat (the conversation key whose claude state is bound) only when the
+	// agent's claude runs sandboxed; "" otherwise.
+	media, chat string
+}
+
+// spareState is the runner's bookkeeping of spares, guarded by Runner.mu.
+type spareState struct {
+	// last is the identity of each agent's latest new session.
+	last map[string]spareID
+	// starting: a spare of the agent is being started.
+	starting map[string]bool
+	// alias maps a conversation that adopted a spare to the session it asked for and
+	// the spare's, until a turn names the spare's (the caller recorded it).
+	alias map[string][2]string
+	// started and adopted count spares since New (Pool).
+	started, adopted int
+	// ready, when set (tests), is called with each spare put in the pool or given up
+	// (nil), after Runner.mu is released.
+	ready func(*proc)
+}
+
+// spareIDOf is req's start identity. It may wait for the sandbox probe.
+func (r *Runner) spareIDOf(req TurnRequest) spareID {
+	c := r.profile(req.Agent)
+	id := spareID{cfg: c, dir: req.Dir, extra: req.ExtraSystemPrompt, model: req.Model, effort: req.Effort,
+		mode: req.PermissionMode, mcp: req.MCPConfig, tools: strings.Join(req.Tools, "\x00"), ask: req.AskPermission}
+	if r.sandboxOf(c).bwrap != "" {
+		id.media, id.chat = req.MediaDir, req.Key
+	}
+	return id
+}
+
+// sparesOn tells whether req may adopt a spare and leave one for the next.
+func (r *Runner) sparesOn(req TurnRequest) bool {
+	return req.NewSession && req.AdoptSpare && !r.cfg.OneShot && r.profile(req.Agent).Spare
+}
+
+// adoptSpareLocked hands the agent's spare to req's conversation when it was started
+// for id, and returns it (busy); nil when there is none for id.
+func (r *Runner) adoptSpareLocked(req TurnRequest, id spareID) *proc {
+	sk := spareKey(id.cfg.Name)
+	sp := r.procs[sk]
+	if sp == nil || sp.spare == nil || *sp.spare != id || sp.isDead() {
+		return nil
+	}
+	delete(r.procs, sk)
+	if sp.idle != nil {
+		sp.idle.Stop()
+	}
+	sp.key, sp.spare = req.Key, nil
+	sp.busy, sp.lastUsed = true, r.clock.Now()
+	r.procs[req.Key] = sp
+	if r.spares.alias == nil {
+		r.spares.alias = map[string][2]string{}
+	}
+	r.spares.alias[req.Key] = [2]string{req.SessionID, sp.sessionID}
+	r.spares.adopted++
+	r.log.Debug("a new session adopted the agent's spare claude", "key", req.Key, "pid", sp.pid, "session", sp.sessionID)
+	return sp
+}
+
+// sessionOf is the session key's turns run in: the spare's it adopted while the caller
+// still names the one it asked for.
+func (r *Runner) sessionOf(key, asked string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.spares.alias[key]
+	switch {
+	case !ok:
+		return asked
+	case asked == a[0]:
+		return a[1]
+	}
+	delete(r.spares.alias, key) // the caller moved on (recorded the spare's, or /new)
+	return asked
+}
+
+// afterNewSession, once a new session's turn is over, starts the agent's next spare
+// when the session adopted one or repeated the previous new session's identity, and
+// it fits.
+func (r *Runner) afterNewSession(req TurnRequest, id spareID, adopted bool) {
+	agent := id.cfg.Name
+	sk := spareKey(agent)
+	r.mu.Lock()
+	if r.spares.last == nil {
+		r.spares.last, r.spares.starting = map[string]spareID{}, map[string]bool{}
+	}
+	prev, seen := r.spares.last[agent]
+	r.spares.last[agent] = id
+	cur := r.procs[sk]
+	if r.closed || r.spares.starting[agent] || !adopted && (!seen || prev != id) ||
+		cur != nil && cur.spare != nil && *cur.spare == id || !r.spareFitsLocked(id.cfg, cur) {
+		r.mu.Unlock()
+		return
+	}
+	if cur != nil {
+		r.removeLocked(cur)
+	}
+	r.spares.starting[agent] = true
+	r.wg.Add(1)
+	r.mu.Unlock()
+	if cur != nil {
+		r.stopAsync(cur)
+	}
+	tools := append([]string(nil), req.Tools...)
+	go func() {
+		defer r.wg.Done()
+		r.startSpare(id, tools)
+	}()
+}
+
+// spareFitsLocked tells whether one more process of the agent configured by c fits its
+// and the runner's MaxWarm and WarmMemory without stopping any, instead of old (the
+// spare it replaces, nil for none).
+func (r *Runner) spareFitsLocked(c *Config, old *proc) bool {
+	fits := func(of, limits *Config) bool {
+		n, mem := len(r.procs), r.memoryOfLocked(of)
+		if of != nil {
+			n = r.warmOfLocked(of)
+		}
+		if old != nil {
+			n--
+			mem -= r.memOfLocked(old)
+		}
+		return (limits.MaxWarm <= 0 || n+1 <= limits.MaxWarm) &&
+			(limits.WarmMemory <= 0 || mem+r.estimateLocked() <= limits.WarmMemory)
+	}
+	return (len(r.agents) == 0 || fits(c, c)) && fits(nil, &r.cfg)
+}
+
+// memOfLocked is what p counts for in the budget.
+func (r *Runner) memOfLocked(p *proc) int64 {
+	if p.mem > 0 {
+		return p.mem
+	}
+	return r.estimateLocked()
+}
+
+// startSpare starts a spare for id and puts it in the pool, unless the runner closed,
+// the agent's profile changed or it no longer fits meanwhile.
+func (r *Runner) startSpare(id spareID, tools []string) {
+	agent := id.cfg.Name
+	sk := spareKey(agent)
+	p, err := r.start(sk, newUUID(), false, id.extra, launch{cfg: id.cfg, dir: id.dir, model: id.model, effort: id.effort,
+		mode: id.mode, mcp: id.mcp, tools: tools, ask: id.ask, media: id.media, stateKey: id.chat})
+	if err == nil && !r.prime(p) {
+		r.stopAsync(p)
+		err = newError(KindCrash, "the spare claude exited before it was ready: "+truncate(p.stderr.String(), 300))
+	}
+	r.mu.Lock()
+	delete(r.spares.starting, agent)
+	ready := r.spares.ready
+	if err != nil {
+		r.mu.Unlock()
+		r.log.Warn("could not start the agent's spare claude", "agent", agent, "error", err.Detail)
+		if ready != nil {
+			ready(nil)
+		}
+		return
+	}
+	if r.closed || r.profile(agent) != id.cfg || r.procs[sk] != nil || !r.spareFitsLocked(id.cfg, nil) {
+		r.mu.Unlock()
+		r.stopAsync(p)
+		if ready != nil {
+			ready(nil)
+		}
+		return
+	}
+	p.spare = &id
+	p.prio, p.lastUsed = -1, r.clock.Now() // the first to make room
+	r.procs[sk] = p
+	r.armIdleLocked(p) // one no new session wanted for the idle timeout stops
+	r.spares.started++
+	due := r.meter != nil && r.measureDueLocked(p)
+	r.mu.Unlock()
+	r.log.Debug("started a spare claude for the agent's next new session", "agent", agent, "pid", p.pid)
+	if due {
+		r.measureLater(p)
+	}
+	if ready != nil {
+		ready(p)
+	}
+}
+
+// dropStaleSpares stops the spares started with a profile Update replaced.
+func (r *Runner) dropStaleSpares() {
+	var stale []*proc
+	r.mu.Lock()
+	for _, p := range r.procs {
+		if p.spare != nil && r.profile(p.cfg.Name) != p.cfg {
+			r.removeLocked(p)
+			stale = append(stale, p)
+		}
+	}
+	r.mu.Unlock()
+	for _, p := range stale {
+		r.stopAsync(p)
+	}
+}
+
+// spareInit is the control request a spare gets once started, the one the Agent SDK
+// opens a session with: the real CLI then does, before any turn, the setup it otherwise
+// does at the first prompt (its commands, agents, models and account, answered in a
+// control_response). Measured with claude 2.1.330 against the fake API: the first
+// answer of a claude started 4 s earlier 0.29 s after the prompt with it, 0.70 s
+// without.
+var spareInit = []byte(`{"type":"control_request","request_id":"clawhost-spare","request":{"subtype":"initialize"}}` + "\n")
+
+// spareInitWait bounds the wait for the answer to spareInit; a claude that gives none
+// in time is a spare all the same (only slower to its first answer).
+const spareInitWait = 30 * time.Second
+
+// prime sends spareInit to the spare p and waits for claude's control_response (read
+// and dropped: no turn sees it); false when p ended first.
+func (r *Runner) prime(p *proc) bool {
+	if p.write(spareInit) != nil {
+		return false
+	}
+	t := time.NewTimer(spareInitWait)
+	defer t.Stop()
+	for {
+		select {
+		case ln, ok := <-p.msgs:
+			if !ok {
+				return false
+			}
+			if ln.msg.Type == "control_response" {
+				return true
+			}
+		case <-t.C:
+			r.log.Warn("the spare claude did not answer its initialize request; kept unprimed", "pid", p.pid)
+			return true
+		case <-r.quit:
+			return false
+		}
+	}
+}
