@@ -68,7 +68,9 @@ func (r *Runner) sandboxOf(c *Config) sandbox {
 
 // StartSandboxHelpers begins deciding, in the background, whether the agents' claudes start
 // in recycled sandboxes: where they may, the sandbox helper's probe start (a bubblewrap, the
-// helper and one start of true in it), whose helper is the first spare sandbox. The host
+// helper and one start of true in it), whose helper is stopped once it passed: the status
+// page says what the agents get from the host's start on, and an idle host holds no helper
+// (the agent's first claude start starts its sandboxes). The host
 // calls it once its start is done, so that the probe's processes do not compete with the
 // plugins' for the machine; the first claude start begins it if nothing did. Calling it
 // again does nothing.

@@ -383,10 +383,79 @@ func TestZygoteProbeOffTheStart(t *testing.T) {
 	if st := r.SandboxState(); st != "bubblewrap (recycled)" {
 		t.Fatalf("sandbox %q after the probe", st)
 	}
-	// probed was set before the decision that the turn waited for.
-	if h := helperOf(t, r.Warm()["a"]); probed == nil || h != probed.helperPID() {
-		t.Errorf("claude runs under %d: not in the probe's recycled sandbox", h)
+	// probed was set before the decision that the turn waited for; it was stopped (no
+	// helper is kept idle for a turn that may never come), and claude runs in a recycled
+	// sandbox of its own.
+	if probed == nil || probed.alive() {
+		t.Fatal("the probe's helper is still running")
 	}
+	if h := helperOf(t, r.Warm()["a"]); h == probed.helperPID() || !isHelper(h) {
+		t.Errorf("claude runs under %d, not a recycled sandbox's helper", h)
+	}
+}
+
+// TestZygoteIdleHostHoldsNoHelper (issue 84, the idle host): once the helper's probe start
+// decided that the agent's claudes start in recycled sandboxes, no sandbox helper runs
+// until the first claude starts; that start starts one and works.
+func TestZygoteIdleHostHoldsNoHelper(t *testing.T) {
+	r, _ := newRecycled(t, nil) // the probe ran, and passed
+	if n := helperProcs(t); len(n) != 0 {
+		t.Fatalf("an idle runner holds sandbox helpers %v", n)
+	}
+	r.zygotes.mu.Lock()
+	idle, started := len(r.zygotes.idle[zygoteKeyOf(&r.cfg)]), r.zygotes.started
+	r.zygotes.mu.Unlock()
+	if idle != 0 || started != 0 {
+		t.Fatalf("an idle runner's pool: %d idle, %d started", idle, started)
+	}
+	mustOK(t, runTurn(t, r, TurnRequest{Key: "a", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"}), "echo: hi")
+	if h := helperOf(t, r.Warm()["a"]); !isHelper(h) {
+		t.Fatalf("claude runs under %d, not a sandbox helper", h)
+	}
+	if n := helperProcs(t); len(n) == 0 {
+		t.Fatal("helperProcs finds no helper beside a running claude: it could not fail above")
+	}
+}
+
+// isHelper reports whether pid runs the sandbox helper (its argv[1] is ZygoteArg).
+func isHelper(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	args := strings.Split(string(b), "\x00")
+	return err == nil && len(args) >= 2 && args[1] == ZygoteArg
+}
+
+// helperProcs are the sandbox helpers (and the bubblewraps that run them) among this test
+// process's descendants.
+func helperProcs(t *testing.T) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	must(t, err)
+	parent := map[int]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 1 {
+				parent[pid], _ = strconv.Atoi(f[1])
+			}
+		}
+	}
+	var out []int
+	for pid := range parent {
+		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if !strings.Contains(string(cmd), ZygoteArg) {
+			continue
+		}
+		for a := parent[pid]; a > 1; a = parent[a] {
+			if a == os.Getpid() {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // TestZygotePool: the next start of an agent's claude runs in the sandbox the last one
@@ -423,7 +492,7 @@ func TestZygotePool(t *testing.T) {
 	if hc := helperOf(t, r.Warm()["c"]); hc != ha {
 		t.Errorf("c's claude runs under helper %d, not the recycled %d", hc, ha)
 	}
-	// The probe's, a's spare (b's) and b's spare: c's start, recycled, started none.
+	// a's, a's spare (b's) and b's spare: c's start, recycled, started none.
 	r.zygotes.mu.Lock()
 	started := r.zygotes.started
 	r.zygotes.mu.Unlock()

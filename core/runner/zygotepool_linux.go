@@ -89,8 +89,8 @@ func zygoteUnsupported() string {
 	return ""
 }
 
-// probeZygote starts a helper and one start of true in it, with no mounts; the helper that
-// passed is the pool's first spare.
+// probeZygote starts a helper and one start of true in it, with no mounts; the caller
+// stops the helper that passed (decideZygotes).
 func probeZygote(bwrap, exe string) (*zygote, error) {
 	z, err := startZygote(bwrap, exe)
 	if err != nil {
@@ -242,9 +242,12 @@ func (r *Runner) decideZygotes(why, exe string) {
 			if err != nil {
 				why = "the sandbox helper failed: " + truncate(err.Error(), 200)
 			} else {
+				// The probe's helper is stopped, not kept as a spare: an idle host holds
+				// no sandbox helper (two processes, 5.6 MB, issue 84); the agent's first
+				// claude start starts one, and its spare.
+				z.stop()
 				zp = &zygotePool{bwrap: sb.bwrap, exe: exe, log: r.log.Named("sandbox"), spares: max(zygoteSpares, r.cfg.MaxConcurrent), idle: map[zygoteKey][]*zygote{},
-					filling: map[zygoteKey]bool{}, emptying: map[zygoteKey]int{}, returning: map[zygoteKey]int{}, stopping: map[zygoteKey]int{}, back: make(chan struct{}), started: 1}
-				zp.idle[zygoteKeyOf(c)] = []*zygote{z}
+					filling: map[zygoteKey]bool{}, emptying: map[zygoteKey]int{}, returning: map[zygoteKey]int{}, stopping: map[zygoteKey]int{}, back: make(chan struct{})}
 			}
 		}
 		if why != "" {
