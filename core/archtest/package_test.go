@@ -23,7 +23,7 @@ const (
 // its ceiling: it may not grow past it, and the entry goes once the package
 // is within the bound. The list may only shrink.
 var bigPackages = map[string]struct{ lines, imports int }{
-	"core/runner":          {lines: 8800}, // the sandbox leaves for core/sandbox (issue 82)
+	"core/runner":          {lines: 5900}, // the sandbox left for core/sandbox (issue 82); sessions, processes, the pool
 	"core/config":          {lines: 5450}, // one struct and check per block
 	"core/turn":            {lines: 3700}, // the turn's run, stream, card and prompt
 	"core/pluginhost":      {lines: 3600}, // the supervisor and its ports
