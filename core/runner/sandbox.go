@@ -67,7 +67,9 @@ func (c Config) policy() sandbox.Policy {
 
 // sandboxSpecFor is what the process l describes may see (sandbox.SpecFor): the list
 // docs/security.md ("What a sandboxed claude sees") writes down.
-func (c Config) sandboxSpecFor(l sandboxLaunch) sandbox.Spec { return sandbox.SpecFor(c.policy(), l.view()) }
+func (c Config) sandboxSpecFor(l sandboxLaunch) sandbox.Spec {
+	return sandbox.SpecFor(c.policy(), l.view())
+}
 
 // shareMedia gives the session's attachments to claude's user
 // (agent.run_as): the host downloads them as its own (0700 directories,

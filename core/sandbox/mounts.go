@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/clawhost/clawhost/core/internal/confine"
 	"github.com/clawhost/clawhost/core/internal/realpath"
 )
 
@@ -41,7 +40,7 @@ const (
 // change nothing a process inside sees are left out (needless): each costs
 // bwrap a mount and a read of the mount table at every start.
 func bwrapArgs(s Spec, fsys pathInfo) []string {
-	a := []string{"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--dev", "/dev", "--proc", "/proc"}
+	a := append(rowFlags("processes", "System V IPC"), "--dev", "/dev", "--proc", "/proc")
 	for _, m := range prune(mountOrder(s, fsys), fsys) {
 		switch {
 		case m.op == opScratch:
@@ -61,10 +60,10 @@ func bwrapArgs(s Spec, fsys pathInfo) []string {
 	return append(a, "--remount-ro", "/", "--chdir", cmp.Or(s.worktree, s.workspace), "--")
 }
 
-// BwrapArgs is bubblewrap's argv for a process that may see s, up to and including "--",
-// with the syscall filter read from descriptor 3 (what PerStart starts).
+// BwrapArgs is bubblewrap's argv for a process that may see s, up to and including "--":
+// Table's rows, the syscall filter read from descriptor 3 (what PerStart starts).
 func (s Spec) BwrapArgs() []string {
-	return append(confine.BubblewrapArgs(seccompFD), bwrapArgs(s, hostPaths)...)
+	return append(rowFlags("user namespace, capabilities", "system calls"), bwrapArgs(s, hostPaths)...)
 }
 
 // mountOrder is s's mounts in the order bwrap applies them, those whose

@@ -7,9 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/clawhost/clawhost/core/internal/confine"
 	"github.com/clawhost/clawhost/core/internal/realpath"
-	"github.com/clawhost/clawhost/sdk/safegit"
 )
 
 // Sandbox modes (agent.sandbox; the runner's Config.Sandbox).
@@ -175,80 +173,51 @@ type Launch struct {
 	ChatState string
 }
 
-// SpecFor is what the process l describes, of the agent c configures, may see: the list
-// docs/security.md ("What a sandboxed claude sees") writes down.
+// SpecFor is what the process l describes, of the agent c configures, may see: the mount
+// rows of Table, each row's paths in its list, and the chat's own claude state in the
+// place of claude's config directory.
 func SpecFor(c Policy, l Launch) Spec {
-	env := l.Env
+	st := startOf(c, l)
+	s := Spec{workspace: c.Workspace, worktree: l.Worktree}
+	lists := map[int]*[]string{opReadOnly: &s.readOnly, opBind: &s.rw, opScratch: &s.scratch, opHide: &s.hide}
+	for _, r := range Table {
+		if r.paths != nil {
+			*lists[r.op] = append(*lists[r.op], r.paths(st)...)
+		}
+	}
+	if st.configDir != "" {
+		s.overlays = append(s.overlays, overlay{l.ChatState, st.configDir})
+	}
+	return s
+}
+
+// start is what Table's rows read of one start: the agent's policy, the start's launch,
+// and what follows from its environment.
+type start struct {
+	c   Policy
+	l   Launch
+	env []string // l.Env, claude's own HOME last when it runs as another user
+	// claudeRW and claudeHide are claude's own state directories and the operator's
+	// (claudeDirs); configDir is claude's config directory when the chat's own claude
+	// state takes its place ("" otherwise).
+	claudeRW, claudeHide []string
+	configDir            string
+}
+
+func startOf(c Policy, l Launch) start {
+	st := start{c: c, l: l, env: l.Env}
 	if c.RunAs {
 		// claude runs as another user: the operator's own files are that user's to
 		// be refused (their home is not theirs), and bubblewrap, run as that user,
 		// could not make a mount point inside it. claude's own HOME is the last.
-		env = append([]string{"HOME=" + lookupEnv(env, "HOME")}, slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "HOME=") })...)
+		st.env = append([]string{"HOME=" + lookupEnv(l.Env, "HOME")}, slices.DeleteFunc(slices.Clone(l.Env), func(kv string) bool { return strings.HasPrefix(kv, "HOME=") })...)
 	}
-	rw, hide := claudeDirs(env)
-	tmps, keep := systemTempDirs()
-	s := Spec{workspace: c.Workspace, worktree: l.Worktree,
-		rw:       append([]string{l.Tmp}, c.AddDirs...),
-		readOnly: slices.Concat(confine.SystemGrants(), keep, c.Expose, executableDirs(l.Exe)),
-		hide:     append(append(slices.Clone(tmps), hide...), c.Hide...),
-		scratch:  slices.Clone(confine.Scratch),
-	}
-	// claude's HOME: its own when bound (no config directory of its own), else an
-	// empty directory of the sandbox's (caches its tools write go nowhere).
-	if home := lookupEnv(env, "HOME"); home != "" && !slices.Contains(rw, filepath.Clean(home)) {
-		s.scratch = append(s.scratch, filepath.Clean(home))
-	}
-	// MCP config files: the chat's own (its tool token) and agent.mcp_config's
-	// (which may sit in a hidden tree, beside the config file); a relative one
-	// is in the workspace, a JSON string no file.
-	for _, m := range append([]string{l.MCP}, c.MCPConfig...) {
-		if MCPFile(m) && filepath.IsAbs(m) {
-			s.readOnly = append(s.readOnly, m)
-		}
-	}
-	// claude's state: the chat's own directory in the place of the
-	// config directory, the login and the operator's settings read-only.
+	st.claudeRW, st.claudeHide = claudeDirs(st.env)
 	if dir := lookupEnv(l.Env, "CLAUDE_CONFIG_DIR"); dir != "" && l.ChatState != "" {
-		dir = filepath.Clean(dir)
-		rw = slices.DeleteFunc(rw, func(p string) bool { return p == dir })
-		s.overlays = append(s.overlays, overlay{l.ChatState, dir})
-		for _, f := range claudeShared {
-			s.readOnly = append(s.readOnly, filepath.Join(dir, f))
-		}
+		st.configDir = filepath.Clean(dir)
+		st.claudeRW = slices.DeleteFunc(st.claudeRW, func(p string) bool { return p == st.configDir })
 	}
-	s.rw = append(s.rw, rw...)
-	ws := c.Workspace
-	s.readOnly = append(s.readOnly, filepath.Join(ws, ".claude"))
-	if l.Worktree == "" {
-		s.rw = append(s.rw, ws)
-		if sharedRepo(ws) {
-			// Other chats work in worktrees of this repository, and the
-			// host runs git in it: its .git is no chat's to change.
-			s.readOnly = append(s.readOnly, filepath.Join(ws, ".git"))
-		}
-	} else {
-		// The repository's own checkout and .git are shared by every
-		// chat: read-only. The chat's worktree is its own, but for its
-		// .git pointer and its .claude; of .git it may write what a
-		// commit on its branch needs: objects, its branch's ref and log,
-		// its worktree's admin directory (not that directory's pointers).
-		s.readOnly = append(s.readOnly, ws, filepath.Join(l.Worktree, ".git"), filepath.Join(l.Worktree, ".claude"))
-		s.hide = append(s.hide, filepath.Dir(l.Worktree))
-		s.rw = append(s.rw, l.Worktree)
-		git := filepath.Join(ws, ".git")
-		s.rw = append(s.rw, filepath.Join(git, "objects"), filepath.Join(git, "refs", "heads", BranchDir), filepath.Join(git, "logs", "refs", "heads", BranchDir))
-		if admin := safegit.WorktreeAdmin(ws, l.Worktree); admin != "" {
-			s.rw = append(s.rw, admin)
-			for _, f := range worktreePointers {
-				s.readOnly = append(s.readOnly, filepath.Join(admin, f))
-			}
-		}
-	}
-	s.hide = append(s.hide, filepath.Join(ws, "media"))
-	if l.Media != "" {
-		s.rw = append(s.rw, filepath.Join(ws, "media", l.Media))
-	}
-	return s
+	return st
 }
 
 // MCPFile reports whether m, an --mcp-config value, names a file (not a
