@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/internal/tstime"
 	"io"
 	"io/fs"
 	"os"
@@ -18,6 +17,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/tail"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -45,7 +47,7 @@ type proc struct {
 	exited      chan struct{} // closed after Wait and the stdout reader ended
 	exitCode    int
 	stdoutBytes int
-	stderr      *tailBuffer
+	stderr      *tail.Buffer
 	tmpdir      string
 	spawned     time.Time
 	startup     atomic.Int64 // spawned → first stdout line, in ns; 0 until then
@@ -190,7 +192,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string, prep *prep
 	}
 	env := withTmpdir(l.env, tmp)
 	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcpAsked, media: l.media, ask: l.ask,
-		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
+		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tail.Buffer{Max: 16 << 10}, tmpdir: tmp}
 	cmd := sandbox.Cmd{Path: path, Args: c.args(l), Env: env, Dir: cmp.Or(l.dir, c.Workspace), User: c.RunAs, Stderr: p.stderr, Agent: c.Name}
 	launcher := r.launcherFor(c)
 	if _, direct := launcher.(sandbox.Direct); !direct {
@@ -336,22 +338,6 @@ func (r *Runner) reap(p *proc, stdout *os.File, dead chan<- struct{}, readerDone
 	r.log.Debug("claude exited", "key", p.key, "pid", p.pid, "code", code)
 }
 
-// exitCode maps cmd.Wait's error to an exit status: 128+signal when killed, -1 when the
-// wait itself failed.
-func exitCode(werr error) int {
-	if werr == nil {
-		return 0
-	}
-	var ee *exec.ExitError
-	if !errors.As(werr, &ee) {
-		return -1
-	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ee.ExitCode()
-}
-
 // systemPrompt combines the configured text, file and the turn's extra text.
 func (c *Config) systemPrompt(extra string) (string, error) {
 	var parts []string
@@ -426,26 +412,3 @@ func stopping(p *proc) {
 // process is one started claude as the runner drives it, whatever launcher started it
 // (sandbox.Process).
 type process = sandbox.Process
-
-// tailBuffer keeps the last max bytes written (claude's stderr).
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/proctree"
 	"github.com/clawhost/clawhost/core/internal/seqpacket"
+	"github.com/clawhost/clawhost/core/internal/tail"
 	"golang.org/x/sys/unix"
 )
 
@@ -46,7 +47,7 @@ type zygote struct {
 	clean   chan struct{}      // one value each time the sandbox is empty again
 	dead    chan struct{}      // closed when the socket ended (the helper died or was stopped)
 	exited  chan struct{}      // closed when bwrap exited and its stderr is read
-	stderr  *tailBuffer
+	stderr  *tail.Buffer
 	wmu     sync.Mutex
 	once    sync.Once
 	pid     atomic.Int64 // helperPID's answer, once it found the helper
@@ -83,7 +84,7 @@ func startZygote(bwrap, exe string) (*zygote, error) {
 		return nil, fmt.Errorf("sandbox helper socket: %w", err)
 	}
 	z := &zygote{conn: conn, cmd: cmd, replies: make(chan zygoteReplyFD, 4), clean: make(chan struct{}, 1),
-		dead: make(chan struct{}), exited: make(chan struct{}), stderr: &tailBuffer{max: 4 << 10}}
+		dead: make(chan struct{}), exited: make(chan struct{}), stderr: &tail.Buffer{Max: 4 << 10}}
 	cmd.Stderr = z.stderr
 	if err := cmd.Start(); err != nil {
 		conn.Close()
