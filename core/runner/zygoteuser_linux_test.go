@@ -14,11 +14,11 @@ import (
 // zygoteAsUserEnv marks the run of the helper's tests as another user (TestZygoteUnprivileged).
 const zygoteAsUserEnv = "CLAWHOST_ZYGOTE_AS_USER"
 
-// TestZygoteUnprivileged: a host not run as root gets recycled sandboxes too
-// (zygoteBwrapUser, zygoteuser_linux.go). The helper's tests — each attack on it and the
-// weakened helper each one beats, the pool, the next chat after an eviction, a thousand
-// starts, the shipped helper's capabilities — run again as nobody, from a copy of this test binary, and must pass there, not
-// skip.
+// TestZygoteUnprivileged: a host not run as root gets recycled sandboxes too. The runner's
+// tests of them — the pool, the next chat after an eviction, Close waiting for the
+// sandboxes, an idle runner holding no helper — run again as nobody, from a copy of this
+// test binary, and must pass there, not skip (core/sandbox's TestZygoteUnprivileged does the
+// same for the helper's own tests).
 func TestZygoteUnprivileged(t *testing.T) {
 	if os.Getenv(zygoteAsUserEnv) == "1" {
 		t.Skip("this is the run as another user")

@@ -17,9 +17,10 @@ const zygoteAsUserEnv = "CLAWHOST_ZYGOTE_AS_USER"
 
 // TestZygoteUnprivileged: a host not run as root gets recycled sandboxes too
 // (zygoteBwrapUser, zygoteuser_linux.go). The helper's tests — each attack on it and the
-// weakened helper each one beats, the pool, the next chat after an eviction, a thousand
-// starts, the shipped helper's capabilities — run again as nobody, from a copy of this test binary, and must pass there, not
-// skip.
+// weakened helper each one beats, one claude at a time, a thousand starts, the shipped
+// helper's capabilities — run again as nobody, from a copy of this test binary, and must
+// pass there, not skip (core/runner's TestZygoteUnprivileged does the same for the pool
+// as the runner drives it).
 func TestZygoteUnprivileged(t *testing.T) {
 	if os.Getenv(zygoteAsUserEnv) == "1" {
 		t.Skip("this is the run as another user")
