@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,9 +35,22 @@ func TestSandboxIdleHostHoldsNoHelper(t *testing.T) {
 	if !strings.Contains(rec.Text, "first answer") {
 		t.Fatalf("the first turn answered %q", rec.Text)
 	}
-	if pids := hostHelpers(h); len(pids) == 0 {
+	pids := hostHelpers(h)
+	if len(pids) == 0 {
 		t.Fatal("no sandbox helper beside the warm claude: the first turn did not start one (and the check above could not fail)")
 	}
+	// What an idle host no longer holds: the helpers' processes and resident memory.
+	var kb int
+	for _, p := range pids {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/status")
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+				n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+				kb += n
+			}
+		}
+	}
+	t.Logf("after the first turn: %d sandbox helper processes (bubblewraps and helpers), %d kB resident; none before it", len(pids), kb)
 }
 
 // hostHelpers are the host's descendants that run the sandbox helper (its bubblewrap and
