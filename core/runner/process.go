@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"io"
 	"io/fs"
 	"os"
@@ -18,11 +19,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/clawhost/clawhost/core/internal/tail"
-	"github.com/clawhost/clawhost/core/internal/tstime"
-
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/internal/tail"
 	"github.com/clawhost/clawhost/core/sandbox"
 )
 

@@ -2,13 +2,12 @@ package runner
 
 import (
 	"context"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/clawhost/clawhost/core/internal/tstime"
 
 	"github.com/google/uuid"
 )
