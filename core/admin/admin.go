@@ -284,11 +284,7 @@ func Start(opts Options) (*Server, error) {
 		},
 		served: make(chan struct{}),
 	}
-	if opts.RuntimeDir != "" {
-		if err := WriteRuntime(opts.RuntimeDir, Runtime{Listen: s.Addr(), TLSCert: opts.TLSCert, PID: os.Getpid()}); err != nil {
-			log.Warn("writing "+RuntimeFile+" failed: clawhost status cannot find this host while the file on disk does not load", "error", err)
-		}
-	}
+	s.recordRuntime(opts.RuntimeDir, opts.TLSCert)
 	go func() {
 		defer close(s.served)
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -297,6 +293,17 @@ func Start(opts Options) (*Server, error) {
 	}()
 	log.Info("admin endpoint listening", "address", s.Addr())
 	return s, nil
+}
+
+// recordRuntime writes [RuntimeFile] to dir ("" none) before the first
+// request is served.
+func (s *Server) recordRuntime(dir, tlsCert string) {
+	if dir == "" {
+		return
+	}
+	if err := WriteRuntime(dir, Runtime{Listen: s.Addr(), TLSCert: tlsCert, PID: os.Getpid()}); err != nil {
+		s.log.Warn("writing "+RuntimeFile+" failed: clawhost status cannot find this host while the file on disk does not load", "error", err)
+	}
 }
 
 // URL is the status page's address, without the token, e.g.

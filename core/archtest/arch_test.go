@@ -171,6 +171,14 @@ var views = map[string]string{
 	"core/config/configtest": "core/config",
 }
 
+// mechanisms are leaves another leaf drives: the key may import the value, which imports
+// no other core package but core/internal's. core/sandbox is the runner's sandbox (the
+// launchers that start claude, the mount policy, the recycled sandboxes' helper): the
+// runner keeps sessions, processes and the warm pool, and starts each claude through it.
+var mechanisms = map[string]string{
+	"core/runner": "core/sandbox",
+}
+
 // harnesses are test support packages: they may import "testing", and
 // production code must not import them.
 var harnesses = map[string]bool{
@@ -197,7 +205,8 @@ var harnesses = map[string]bool{
 //     leaves, no stage imports another and no leaf imports another;
 //   - a contract's sub-packages may import the contract (core/store/sqlite
 //     and core/store/storetest import core/store), and so may a view of it
-//     (views: core/session imports core/store);
+//     (views: core/session imports core/store); a leaf may import its
+//     mechanism (mechanisms: core/runner imports core/sandbox);
 //   - production code never imports "testing" and never imports a test
 //     harness; the harnesses (sdk/sdktest, core/store/storetest) are the
 //     exception to the first rule.
@@ -444,7 +453,7 @@ func violation(from, to string) string {
 		if under(to, "plugins") || under(to, "examples") {
 			return "core must not import plugins or examples"
 		}
-		if under(to, "core") && !(contracts[to] && under(from, to)) && !(shared[to] != "" && under(from, shared[to])) && views[from] != to {
+		if under(to, "core") && !(contracts[to] && under(from, to)) && !(shared[to] != "" && under(from, shared[to])) && views[from] != to && mechanisms[from] != to {
 			return coreViolation(from, to)
 		}
 	}
@@ -515,6 +524,11 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"core/admission", "core/pluginhost"},
 		{"core/settings", "core"},
 		{"core/settings", "core/cli"},
+		// core/sandbox is the runner's mechanism, no one else's among the leaves,
+		// and it drives nothing above it.
+		{"core/sandbox", "core/runner"},
+		{"core/config", "core/sandbox"},
+		{"core/sandbox", "core/config"},
 	}
 	for _, c := range cases {
 		if violation(c.from, c.to) == "" {
@@ -524,7 +538,7 @@ func TestRulesCatchViolations(t *testing.T) {
 	if msg := violation("plugins/telegram/cmd/clawhost-telegram", "plugins/telegram"); msg != "" {
 		t.Errorf("a plugin's main may import its own package: %s", msg)
 	}
-	for _, ok := range [][2]string{{"core/gateway", "core/queue"}, {"core/queue", "core/store"}, {"core", "core/pluginhost"}, {"core/cmd/clawhost", "core"}, {"core/cli", "core/pluginhost"}, {"core/runner", "core/internal/envfilter"}, {"core/session", "core/store"}, {"core/queue", "core/session"}, {"core/command", "core/session"}, {"core/gateway", "core/admission"}, {"core/admission", "core/access"}, {"core/admission", "core/store"}} {
+	for _, ok := range [][2]string{{"core/gateway", "core/queue"}, {"core/queue", "core/store"}, {"core", "core/pluginhost"}, {"core/cmd/clawhost", "core"}, {"core/cli", "core/pluginhost"}, {"core/runner", "core/internal/envfilter"}, {"core/session", "core/store"}, {"core/queue", "core/session"}, {"core/command", "core/session"}, {"core/gateway", "core/admission"}, {"core/admission", "core/access"}, {"core/admission", "core/store"}, {"core/runner", "core/sandbox"}} {
 		if msg := violation(ok[0], ok[1]); msg != "" {
 			t.Errorf("%s → %s goes down the layers: %s", ok[0], ok[1], msg)
 		}

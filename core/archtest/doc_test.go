@@ -55,6 +55,8 @@ func role(p string) (string, string) {
 		return "internal helper", "nothing else in core"
 	case views[p] != "":
 		return "view of " + views[p], views[p] + " and core/internal"
+	case mechanisms[p] != "":
+		return "leaf", mechanisms[p] + " (its mechanism) and core/internal"
 	}
 	for c := range contracts {
 		if under(p, c) && p != c {

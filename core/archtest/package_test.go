@@ -23,7 +23,7 @@ const (
 // its ceiling: it may not grow past it, and the entry goes once the package
 // is within the bound. The list may only shrink.
 var bigPackages = map[string]struct{ lines, imports int }{
-	"core/runner":          {lines: 9050}, // the sandbox leaves for core/sandbox (issue 82); +250 the spare (issue 84)
+	"core/runner":          {lines: 6250}, // the sandbox left for core/sandbox (issue 82); sessions, processes, the pool, the spare (issue 84)
 	"core/config":          {lines: 5450}, // one struct and check per block
 	"core/turn":            {lines: 3700}, // the turn's run, stream, card and prompt
 	"core/pluginhost":      {lines: 3600}, // the supervisor and its ports
@@ -97,10 +97,10 @@ func packageViolations(lines, imports map[string]int) []string {
 // TestPackageBoundsCanFail: a package over a bound is found, one at it
 // passes, a ceiling holds growth, and a stale entry is reported.
 func TestPackageBoundsCanFail(t *testing.T) {
-	lines := map[string]int{"core/a": maxPackageLines + 1, "core/b": maxPackageLines, "core/runner": 9051, "core/turn": 100, "core/cli": 99999}
+	lines := map[string]int{"core/a": maxPackageLines + 1, "core/b": maxPackageLines, "core/runner": 6251, "core/turn": 100, "core/cli": 99999}
 	imports := map[string]int{"core/a": maxCoreImports, "core/b": maxCoreImports + 1, "core/gateway": 28}
 	got := strings.Join(packageViolations(lines, imports), "\n")
-	for _, want := range []string{"core/a: 3001 lines", "core/b: imports 21", "core/runner: 9051 lines", "core/turn is within", "core/gateway: imports 28"} {
+	for _, want := range []string{"core/a: 3001 lines", "core/b: imports 21", "core/runner: 6251 lines", "core/turn is within", "core/gateway: imports 28"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("violations lack %q:\n%s", want, got)
 		}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/core/internal/confine"
 	"github.com/clawhost/clawhost/core/internal/procmem"
 )
 
@@ -373,7 +375,7 @@ func BenchmarkSandboxStart(b *testing.B) {
 	}
 	c := Config{Workspace: ws, Hide: []string{data}}
 	r := &Runner{cfg: Config{StateDir: filepath.Join(data, "runner")}.withDefaults()}
-	r.sandboxes.Store(&map[sandboxKey]sandbox{sandboxKeyOf(&c): {bwrap: "bwrap"}})
+	r.sandboxes.Store(&map[sandboxKey]agentSandbox{sandboxKeyOf(&c): {bwrap: "bwrap"}})
 	env := []string{"HOME=" + data, "CLAUDE_CONFIG_DIR=" + cfgDir}
 	run := func(b *testing.B, exe string, argv []string) {
 		b.ReportMetric(float64(bwrapMounts(argv)), "mounts")
@@ -398,13 +400,13 @@ func BenchmarkSandboxStart(b *testing.B) {
 		l := sandboxLaunch{tmp: filepath.Join(data, "runner", "t", "1"), env: env, chatState: tc.state, sessionID: uuid.NewString(), resume: true}
 		b.Run(tc.name+"/prepare", func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if _, _, err := r.sandboxed(&c, "/bin/true", nil, l); err != nil {
+				if _, _, err := sandboxedArgv(r, &c, "/bin/true", l); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 		b.Run(tc.name+"/exec", func(b *testing.B) {
-			exe, argv, err := r.sandboxed(&c, "/bin/true", nil, l)
+			exe, argv, err := sandboxedArgv(r, &c, "/bin/true", l)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -576,4 +578,28 @@ func BenchmarkDecodeResultLine(b *testing.B) {
 			_ = json.Unmarshal(raw, &wr)
 		}
 	})
+}
+
+// sandboxedArgv is what PerStart runs for the process l describes, of c, running path:
+// bwrap and its argv, the sandbox prepared first (as spawn does).
+func sandboxedArgv(r *Runner, c *Config, path string, l sandboxLaunch) (string, []string, error) {
+	l.exe = path
+	if err := r.prepared(c, l); err != nil {
+		return "", nil, err
+	}
+	return "bwrap", append(c.sandboxSpecFor(l).BwrapArgs(), path), nil
+}
+
+// sandboxCmd is exec.Command(exe, argv...) for the bwrap argv sandboxedArgv returns: the
+// syscall filter on descriptor 3, as sandbox.PerStart starts it.
+func sandboxCmd(tb testing.TB, exe string, argv ...string) *exec.Cmd {
+	tb.Helper()
+	cmd := exec.Command(exe, argv...)
+	f, err := confine.FilterFile()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	cmd.ExtraFiles = []*os.File{f}
+	return cmd
 }

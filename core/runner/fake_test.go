@@ -20,6 +20,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/envfilter"
 	"github.com/clawhost/clawhost/core/internal/runas"
+	"github.com/clawhost/clawhost/core/sandbox"
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 )
@@ -49,16 +50,13 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FAKE_HOST") == "1" {
 		os.Exit(fakeHost())
 	}
-	if len(os.Args) >= 2 && os.Args[1] == ZygoteArg {
-		zygoteWeaken = os.Getenv("ZYGOTE_WEAKEN")
-		os.Exit(ZygoteMain())
-	}
-	if os.Getenv("ZYGOTE_SPIKE") == "1" {
-		os.Exit(zygoteSpike())
+	if len(os.Args) >= 2 && os.Args[1] == sandbox.ZygoteArg {
+		sandbox.Testing.Weaken = os.Getenv("ZYGOTE_WEAKEN")
+		os.Exit(sandbox.ZygoteMain())
 	}
 	// The test binary is a helper (above), as clawhost's is: recycled sandboxes are
 	// the default here as there.
-	EnableSandboxHelper()
+	sandbox.EnableSandboxHelper()
 	os.Exit(m.Run())
 }
 

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -133,4 +134,11 @@ func (l *lifeline) startLocked() bool {
 	}()
 	l.w, l.ended, l.pid = wr, ended, cmd.Process.Pid
 	return true
+}
+
+// lifelineAttr puts the lifeline watcher in a process group of its own (a signal to the
+// host's group, a terminal's Ctrl-C, leaves it be) and, unlike claude, without
+// Pdeathsig: it must outlive the host to kill what claude started.
+func lifelineAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/clawhost/clawhost/core/sandbox"
 	"github.com/clawhost/clawhost/sdk/safegit"
 )
 
@@ -88,7 +89,7 @@ func prepareWorktree(ws, worktree string) error {
 		return err
 	}
 	git := filepath.Join(ws, ".git")
-	for _, d := range []string{filepath.Join(git, "refs", "heads", branchDir), filepath.Join(git, "logs", "refs", "heads", branchDir)} {
+	for _, d := range []string{filepath.Join(git, "refs", "heads", sandbox.BranchDir), filepath.Join(git, "logs", "refs", "heads", sandbox.BranchDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("worktree: %w", err)
 		}

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/clawhost/clawhost/core/internal/runas"
 )
 
 // BackgroundNice is the CPU priority of the host's start probe: a node
@@ -146,4 +148,9 @@ func (c Config) Ask(ctx context.Context) (Answer, error) {
 		a.Status = *res.Status
 	}
 	return a, nil
+}
+
+// credentialAttr runs a process as u (nil: as the host).
+func credentialAttr(u *runas.User) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Credential: u.Credential()}
 }

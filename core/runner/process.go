@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,7 +21,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/clawhost/clawhost/core/internal/confine"
+	"github.com/clawhost/clawhost/core/internal/tail"
+	"github.com/clawhost/clawhost/core/sandbox"
 )
 
 // proc is one claude process.
@@ -50,7 +50,7 @@ type proc struct {
 	exited      chan struct{} // closed after Wait and the stdout reader ended
 	exitCode    int
 	stdoutBytes int
-	stderr      *tailBuffer
+	stderr      *tail.Buffer
 	tmpdir      string
 	spawned     time.Time
 	startup     atomic.Int64 // spawned → first stdout line, in ns; 0 until then
@@ -194,69 +194,35 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string, prep *prep
 		r.log.Warn("workspace MCP servers left out", "agent", c.Name, "why", err.Error())
 	}
 	env := withTmpdir(l.env, tmp)
-	sl := sandboxLaunch{tmp: tmp, env: env, media: l.media, worktree: l.dir, mcp: l.mcp,
-		chatState: chatStateDir(r.cfg.StateDir, cmp.Or(l.stateKey, key)), sessionID: l.sessionID, resume: l.resume, prep: prep}
-	if zp := r.zygoteFor(c); zp != nil {
-		return r.spawnRecycled(zp, c, l, key, extra, tmp, append([]string{path}, c.args(l)...), env, sl)
-	}
-	exe, argv, err := r.sandboxed(c, path, c.args(l), sl)
-	if err != nil {
-		return nil, newError(KindCrash, err.Error())
-	}
-	cmd := exec.Command(exe, argv...)
-	if exe != path {
-		f, err := confine.FilterFile()
-		if err != nil {
+	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcpAsked, media: l.media, ask: l.ask,
+		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tail.Buffer{Max: 16 << 10}, tmpdir: tmp}
+	cmd := sandbox.Cmd{Path: path, Args: c.args(l), Env: env, Dir: cmp.Or(l.dir, c.Workspace), User: c.RunAs, Stderr: p.stderr, Agent: c.Name}
+	launcher := r.launcherFor(c)
+	if _, direct := launcher.(sandbox.Direct); !direct {
+		sl := sandboxLaunch{tmp: tmp, env: env, media: l.media, worktree: l.dir, mcp: l.mcp, exe: path,
+			chatState: chatStateDir(r.cfg.StateDir, cmp.Or(l.stateKey, key)), sessionID: l.sessionID, resume: l.resume, prep: prep}
+		if err := r.prepared(c, sl); err != nil {
 			return nil, newError(KindCrash, err.Error())
 		}
-		defer f.Close()                // bwrap has its own copy once started
-		cmd.ExtraFiles = []*os.File{f} // seccompFD
+		view := c.sandboxSpecFor(sl)
+		cmd.View = &view
 	}
-	cmd.Dir = cmp.Or(l.dir, c.Workspace)
-	cmd.Env = env
-	cmd.SysProcAttr = sysProcAttr(c.RunAs)
-	cmd.WaitDelay = r.cfg.KillGrace
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, newError(KindCrash, fmt.Sprintf("stdin pipe: %v", err))
-	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, newError(KindCrash, fmt.Sprintf("stdout pipe: %v", err))
-	}
-	cmd.Stdout = pw
-	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcpAsked, media: l.media, ask: l.ask, stdin: stdin,
-		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
-	cmd.Stderr = p.stderr
 	p.spawned = time.Now()
-	if err := cmd.Start(); err != nil {
-		pr.Close()
-		pw.Close()
+	st, err := launcher.Start(cmd)
+	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 			return nil, errNotFound(c.Command, err)
 		}
-		return nil, newError(KindCrash, fmt.Sprintf("start %s: %v", path, err))
+		return nil, newError(KindCrash, err.Error())
 	}
-	pw.Close()
-	child := &hostChild{cmd: cmd, sandboxed: exe != path}
-	if !child.sandboxed {
-		// In the sandbox bubblewrap's --die-with-parent and the end of claude's PID
-		// namespace do the lifeline's work (TestKill9KillsClaudesTools): the host's death
-		// kills bwrap (Pdeathsig), bwrap's the namespace's init, and the init's end every
-		// process in the namespace, whatever its group or session; so does claude's own
-		// exit.
-		if r.lifeline.add(cmd.Process.Pid) {
-			child.lifeline = &r.lifeline
-		}
-	}
-	p.run = child
-	p.pid = child.PID()
-	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm)
+	p.stdin, p.run = st.Stdin, st.Process
+	p.pid = p.run.PID()
+	r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm, "sandbox", r.sandboxOf(c).helper)
 
 	readerDone := make(chan struct{})
 	dead := make(chan struct{})
-	go r.readStdout(p, pr, dead, readerDone)
-	go r.reap(p, pr, dead, readerDone)
+	go r.readStdout(p, st.Stdout, dead, readerDone)
+	go r.reap(p, st.Stdout, dead, readerDone)
 	return p, nil
 }
 
@@ -267,7 +233,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string, prep *prep
 // user too: it holds no capability that would read another user's file. A JSON string
 // (not a file) is returned as is.
 func (r *Runner) ownMCPConfig(c *Config, mcp, tmp string) (string, error) {
-	if !mcpFile(mcp) {
+	if !sandbox.MCPFile(mcp) {
 		return mcp, nil
 	}
 	uid := uint32(os.Geteuid())
@@ -376,22 +342,6 @@ func (r *Runner) reap(p *proc, stdout *os.File, dead chan<- struct{}, readerDone
 	r.log.Debug("claude exited", "key", key, "pid", p.pid, "code", code)
 }
 
-// exitCode maps cmd.Wait's error to an exit status: 128+signal when killed, -1 when the
-// wait itself failed.
-func exitCode(werr error) int {
-	if werr == nil {
-		return 0
-	}
-	var ee *exec.ExitError
-	if !errors.As(werr, &ee) {
-		return -1
-	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ee.ExitCode()
-}
-
 // systemPrompt combines the configured text, file and the turn's extra text.
 func (c *Config) systemPrompt(extra string) (string, error) {
 	var parts []string
@@ -449,159 +399,20 @@ func (r *Runner) kill(p *proc) {
 	p.run.KillLeftovers()
 }
 
-// ender is a process that is told when the runner decides to end it and when it asks it
-// to (a claude in a recycled sandbox: its pool counts the sandbox as coming back). Neither
-// blocks; either may come more than once, and after the process exited.
-type ender interface {
-	// Ending: the runner has decided to end the process (evicted to make room), and
-	// will ask it to later.
-	Ending()
-	// Stopping: the runner asks the process to end now (stop or kill).
-	Stopping()
-}
-
-// ending tells p's process, when it is an ender, that the runner will end it.
+// ending tells p's process, when it is a sandbox.Ender, that the runner will end it.
 func ending(p *proc) {
-	if e, ok := p.run.(ender); ok {
+	if e, ok := p.run.(sandbox.Ender); ok {
 		e.Ending()
 	}
 }
 
-// stopping tells p's process, when it is an ender, that the runner ends it now.
+// stopping tells p's process, when it is a sandbox.Ender, that the runner ends it now.
 func stopping(p *proc) {
-	if e, ok := p.run.(ender); ok {
+	if e, ok := p.run.(sandbox.Ender); ok {
 		e.Stopping()
 	}
 }
 
-// process is one started claude as the runner drives it, whatever started it: reap, kill,
-// the pool and the memory meter use only this. Today the one kind is hostChild, the host's
-// own child (claude, or bubblewrap running it); a claude started by a helper inside a
-// long-lived sandbox would be another.
-type process interface {
-	// PID is the process the host signals and measures the memory of (with its
-	// descendants): claude, or the bubblewrap that runs it.
-	PID() int
-	// ClaudePID is claude's own pid as the host sees it (Runner.Warm, the status
-	// page); PID when claude is the host's child.
-	ClaudePID() int
-	// Signal sends sig to claude and every process it started; an error (all gone) is
-	// ignored. It does not block.
-	Signal(sig syscall.Signal)
-	// Wait blocks until the process has exited, ends what it left in its process group
-	// (a host child with a lifeline) and returns its exit status: 128+signal when
-	// killed, -1 when the wait itself failed. It is called once.
-	Wait() int
-	// Release, called once after Wait returned, lets go of what the process held while
-	// it ran (its group's place on the lifeline's list).
-	Release()
-	// KillLeftovers ends what outlived claude after kill, where that is still safe to
-	// name (the process group; not in the sandbox, whose end took everything with it).
-	KillLeftovers()
-}
-
-// hostChild is a claude process (or bubblewrap running it) the host started itself, in
-// its own process group (sysProcAttr).
-type hostChild struct {
-	cmd       *exec.Cmd
-	lifeline  *lifeline // the watcher listing its group; nil without one
-	sandboxed bool      // runs in bubblewrap: its PID namespace ends with it
-	cleared   bool      // Wait killed what claude left in its group before reaping it
-}
-
-var _ process = (*hostChild)(nil)
-
-func (h *hostChild) PID() int { return h.cmd.Process.Pid }
-
-func (h *hostChild) ClaudePID() int {
-	if h.sandboxed {
-		return innerPID(h.PID())
-	}
-	return h.PID()
-}
-
-func (h *hostChild) Signal(sig syscall.Signal) { signalGroup(h.PID(), sig) }
-
-func (h *hostChild) Wait() int {
-	if h.lifeline != nil && waitExited(h.PID()) {
-		// What claude left in its group ends with it, killed while claude's zombie
-		// still holds the group's id (lifeline).
-		signalGroup(h.PID(), syscall.SIGKILL)
-		h.cleared = true
-	}
-	return exitCode(h.cmd.Wait())
-}
-
-func (h *hostChild) Release() {
-	if h.lifeline == nil {
-		return
-	}
-	if !h.cleared {
-		// Where an exited child cannot be waited for without reaping it (not Linux).
-		signalGroup(h.PID(), syscall.SIGKILL)
-	}
-	h.lifeline.remove(h.PID())
-}
-
-func (h *hostChild) KillLeftovers() {
-	// Tools that outlived claude in its group (in the sandbox none: the group may be
-	// gone, and its id another's).
-	if !h.sandboxed {
-		signalGroup(h.PID(), syscall.SIGKILL)
-	}
-}
-
-// innerPID is the pid of the command bwrap runs, as the host sees it
-// (bwrap → its init in the new pid namespace → the command); pid itself
-// when it has no such descendant. Status shows the memory of that process.
-func innerPID(pid int) int {
-	cur := pid
-	for range 2 {
-		next := innerChild(cur)
-		if next == cur {
-			return pid
-		}
-		cur = next
-	}
-	return cur
-}
-
-// innerChild is pid's first child, or pid without one.
-func innerChild(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
-	if err != nil {
-		return pid
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return pid
-	}
-	n, err := strconv.Atoi(f[0])
-	if err != nil {
-		return pid
-	}
-	return n
-}
-
-// tailBuffer keeps the last max bytes written (claude's stderr).
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
+// process is one started claude as the runner drives it, whatever launcher started it
+// (sandbox.Process).
+type process = sandbox.Process

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/internal/tstime"
+	"github.com/clawhost/clawhost/core/sandbox"
 	"maps"
 	"os"
 	"os/exec"
@@ -45,11 +46,11 @@ type Runner struct {
 	answers answerTimes
 	// sandboxes are what the probe found for each sandbox mode and user the
 	// agents' claude runs with (sandboxes.go); replaced whole, never changed in place.
-	sandboxes atomic.Pointer[map[sandboxKey]sandbox]
-	// zygotes are the agents' recycled sandboxes (zygotepool_linux.go); nil when every
+	sandboxes atomic.Pointer[map[sandboxKey]agentSandbox]
+	// zygotes are the agents' recycled sandboxes (sandbox.Pool); nil when every
 	// sandboxed claude gets a bubblewrap of its own. Set before zygoteDone closes, and
 	// read only after it (waitZygotes).
-	zygotes *zygotePool
+	zygotes *sandbox.Pool
 	// sandboxDone is closed once probeSandboxes stored what it found (New starts it in
 	// the background: a bubblewrap run, about 10 ms of the host's start on the
 	// development machine), and sandboxOf waits for it. zygoteDone is closed once
@@ -500,7 +501,7 @@ func (r *Runner) Close(ctx context.Context) error {
 		r.helpers.Do(func() { close(r.zygoteDone) }) // never begun: none to stop
 		r.waitZygotes()
 		if r.zygotes != nil {
-			r.zygotes.close()
+			r.zygotes.Close()
 		}
 		r.lifeline.close()
 		close(done)

@@ -3,28 +3,17 @@ package runner
 import (
 	"cmp"
 	"maps"
+	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
+
+	"github.com/clawhost/clawhost/core/internal/boundary"
+	"github.com/clawhost/clawhost/core/sandbox"
 )
 
-// ZygoteEnv in the host's environment chooses how a sandboxed claude's sandbox is made
-// (issue 58): "0" a bubblewrap per start, the escape hatch; "1" the agent's recycled
-// sandboxes (zygote_linux.go, Linux only) whatever the binary, tests' way to use a test
-// binary as the helper; unset (or anything else), recycled sandboxes when the binary is a
-// helper (EnableSandboxHelper) and they work here (root, a bubblewrap with --as-pid-1, a
-// probe start that passes), else a bubblewrap per start. SandboxState says which an agent
-// gets and why.
-const ZygoteEnv = "CLAWHOST_SANDBOX_HELPER"
-
-// helperBinary is set by EnableSandboxHelper.
-var helperBinary atomic.Bool
-
-// EnableSandboxHelper declares that the process's executable, run with the single argument
-// ZygoteArg, runs ZygoteMain: clawhost's main calls it, and then the runner starts
-// sandboxed claudes in recycled sandboxes by default. Without it (a binary that embeds the
-// runner but is no helper, such as another package's test binary) only ZygoteEnv=1 does.
-func EnableSandboxHelper() { helperBinary.Store(true) }
+// ZygoteEnv in the host's environment chooses how a sandboxed claude's sandbox is made:
+// sandbox.ZygoteEnv.
+const ZygoteEnv = sandbox.ZygoteEnv
 
 // sandboxKey is what decides an agent's sandbox: its mode (Config.Sandbox) and the user
 // claude runs as (the probe runs as that user: bubblewrap may work for root and not for
@@ -39,12 +28,13 @@ func sandboxKeyOf(c *Config) sandboxKey { return sandboxKey{mode: c.Sandbox, uid
 // probeSandboxes probes the sandbox once for each distinct sandbox mode and user among the
 // runner's own configuration and its agents', and logs what each agent gets.
 func (r *Runner) probeSandboxes() {
-	sbs := map[sandboxKey]sandbox{}
+	sbs := map[sandboxKey]agentSandbox{}
 	for _, c := range r.profiles() {
 		k := sandboxKeyOf(c)
 		sb, ok := sbs[k]
 		if !ok {
-			sb = probeSandbox(*c)
+			found := sandbox.Probe(c.Sandbox, c.RunAs)
+			sb = agentSandbox{bwrap: found.Bwrap, state: found.State}
 			sbs[k] = sb
 		}
 		if sb.bwrap == "" && c.Sandbox != SandboxOff {
@@ -59,7 +49,7 @@ func (r *Runner) probeSandboxes() {
 // sandboxOf is the sandbox the processes of the agent configured by c run in, once the
 // probe found it (bounded by probeTimeout). Whether it is recycled (its helper field) is
 // decided once waitZygotes returns.
-func (r *Runner) sandboxOf(c *Config) sandbox {
+func (r *Runner) sandboxOf(c *Config) agentSandbox {
 	if r.sandboxDone != nil {
 		<-r.sandboxDone
 	}
@@ -68,7 +58,9 @@ func (r *Runner) sandboxOf(c *Config) sandbox {
 
 // StartSandboxHelpers begins deciding, in the background, whether the agents' claudes start
 // in recycled sandboxes: where they may, the sandbox helper's probe start (a bubblewrap, the
-// helper and one start of true in it), whose helper is the first spare sandbox. The host
+// helper and one start of true in it), whose helper is stopped once it passed: the status
+// page says what the agents get from the host's start on, and an idle host holds no helper
+// (the agent's first claude start starts its sandboxes). The host
 // calls it once its start is done, so that the probe's processes do not compete with the
 // plugins' for the machine; the first claude start begins it if nothing did. Calling it
 // again does nothing.
@@ -139,3 +131,122 @@ func SandboxUnavailable(state string) (why string, unavailable bool) {
 	}
 	return "", false
 }
+
+// zygoteStarting is an agent's sandbox state while the sandbox helper's probe start runs.
+const zygoteStarting = "bubblewrap (recycled: its sandbox helper is starting)"
+
+// planZygotes finds, without starting anything, whether recycled sandboxes will be tried
+// (sandbox.HelperWanted): where they cannot (ZygoteEnv=0, no user namespaces…) it decides "per
+// start" at once; where the helper's probe start decides, the agents' sandbox state says
+// zygoteStarting until setupZygotes did.
+func (r *Runner) planZygotes() {
+	want, why := sandbox.HelperWanted()
+	if !want {
+		return
+	}
+	if why == "" {
+		why = sandbox.HelperUnsupported()
+	}
+	exe, err := os.Executable()
+	if why == "" && err != nil {
+		why = "the host's executable: " + err.Error()
+	}
+	if err == nil {
+		exe = sandbox.HelperExecutable(exe)
+	}
+	if why != "" {
+		r.decideZygotes(why, exe) // per start: nothing to start for it
+		return
+	}
+	r.helperExe = exe
+	sbs := maps.Clone(*r.sandboxes.Load())
+	for k, sb := range sbs {
+		if sb.bwrap != "" && sb.helper == "" {
+			sb.state = zygoteStarting
+			sbs[k] = sb
+		}
+	}
+	r.sandboxes.Store(&sbs)
+}
+
+// setupZygotes decides whether each sandboxed agent's claudes start in recycled sandboxes
+// (planZygotes), and says so in its sandbox state; StartSandboxHelpers runs it in the
+// background. Where that takes the helper's probe start (30–45 ms on the 2-core
+// development machine, more under load), a claude's start waits for it (waitZygotes).
+// Both ways claude is sandboxed: only how its sandbox is made waits.
+func (r *Runner) setupZygotes() {
+	if r.helperExe != "" {
+		r.decideZygotes("", r.helperExe)
+	}
+}
+
+// decideZygotes is setupZygotes' decision for each agent, with the helper's probe start
+// where why is "" (nothing stands in the way yet); it stores the agents' sandboxes and
+// the pool.
+func (r *Runner) decideZygotes(why, exe string) {
+	forced := os.Getenv(ZygoteEnv) == "1"
+	sbs := maps.Clone(*r.sandboxes.Load())
+	var zp *sandbox.Pool
+	for _, c := range r.profiles() {
+		k := sandboxKeyOf(c)
+		sb := sbs[k]
+		if sb.bwrap == "" || sb.helper != "" {
+			continue
+		}
+		if why == "" && zp == nil {
+			if err := probeHelper(sb.bwrap, exe); err != nil {
+				why = "the sandbox helper failed: " + truncate(err.Error(), 200)
+			} else {
+				// The probe's helper was stopped, not kept as a spare: an idle host holds
+				// no sandbox helper (two processes, 5.6 MB, issue 84); the agent's first
+				// claude start starts one, and its spare.
+				zp = sandbox.NewPool(sb.bwrap, exe, r.log.Named("sandbox"), r.cfg.MaxConcurrent)
+			}
+		}
+		if why != "" {
+			sb.helper, sb.state = "per start", "bubblewrap (per start: "+why+")"
+			if forced {
+				r.log.Warn("claude's sandbox is made per start", "agent", c.Name, "why", why)
+			} else {
+				r.log.Info("claude's sandbox is made per start", "agent", c.Name, "why", why)
+			}
+		} else {
+			sb.helper, sb.state = "recycled", "bubblewrap (recycled)"
+		}
+		sbs[k] = sb
+	}
+	r.zygotes = zp
+	r.sandboxes.Store(&sbs)
+}
+
+// probeHelper is sandbox.ProbeHelper; tests hold it back.
+var probeHelper = sandbox.ProbeHelper
+
+// launcherFor is what starts c's claudes: its recycled sandboxes (the pool), a bubblewrap
+// each, or, unsandboxed, the host's own child on the lifeline.
+func (r *Runner) launcherFor(c *Config) sandbox.Launcher {
+	sb := r.sandboxOf(c)
+	if sb.bwrap == "" {
+		return sandbox.Direct{Lifeline: lifelineHooks{&r.lifeline}, WaitDelay: r.cfg.KillGrace}
+	}
+	r.waitZygotes()
+	if r.zygotes != nil && r.sandboxOf(c).helper == "recycled" {
+		return r.zygotes
+	}
+	return sandbox.PerStart{Bwrap: sb.bwrap, WaitDelay: r.cfg.KillGrace}
+}
+
+// lifelineHooks is the runner's lifeline as sandbox.Direct lists a claude's group on it.
+type lifelineHooks struct{ l *lifeline }
+
+func (h lifelineHooks) Add(pgid int) bool { return h.l.add(pgid) }
+func (h lifelineHooks) Remove(pgid int)   { h.l.remove(pgid) }
+
+// ProbeSandbox is what [Runner.SandboxState] would say for cfg on this
+// machine, without a Runner: `clawhost validate` and `clawhost doctor`
+// tell whether the host would refuse to start unsandboxed.
+func ProbeSandbox(cfg Config) string { return sandbox.Probe(cfg.Sandbox, cfg.RunAs).State }
+
+// ProbeBoundary is what this machine gives the sandbox of the agent cfg configures
+// (sandbox.Boundary): `clawhost doctor` and `clawhost security audit` say it.
+func ProbeBoundary(cfg Config) boundary.Facts { return sandbox.Boundary(cfg.Sandbox, cfg.RunAs) }

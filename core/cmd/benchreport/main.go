@@ -232,7 +232,7 @@ var figures = []figure{
 	{Name: "sandboxed start: + the pid namespace and its init", Bench: "BenchmarkSandboxStart/exec/pid", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "sandboxed start: + its own /dev and /proc", Bench: "BenchmarkSandboxStart/exec/dev-proc", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
 	{Name: "sandboxed start: mounts beyond bwrap's root, each chat's own state", Bench: "BenchmarkSandboxStart/chat-state/exec", Metric: "mounts", Info: true, Scale: 1, Unit: ""},
-	// One sandbox, many starts (the prototype of the sandbox helper: core/runner/zygote_bench_test.go):
+	// One sandbox, many starts (the prototype of the sandbox helper: core/sandbox/zygote_bench_test.go):
 	// a start inside one long-lived bwrap, with the chat's mount list made per start,
 	// beside bwrap per start, each beyond a plain start of /bin/true in the same run.
 	{Name: "one sandbox, many starts (prototype): a start with the chat's mounts, beyond /bin/true's", Bench: "BenchmarkSandboxZygote/zygote-mounts", Base: "BenchmarkSandboxZygote/plain", Metric: "ns/op", Info: true, Scale: 1e6, Unit: "ms"},
@@ -260,7 +260,7 @@ var figures = []figure{
 	// turns each starting a fake claude, off / bwrap per start / recycled interleaved).
 	{Name: "runner, 200 claude starts: bwrap per start ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkRecycledTurns", Metric: "per-start-ratio-%", Info: true, Scale: 100, Unit: ""},
 	{Name: "runner, 200 claude starts: recycled sandboxes ÷ sandbox = \"off\" (same run)", Bench: "BenchmarkRecycledTurns", Metric: "recycled-ratio-%", Info: true, Scale: 100, Unit: ""},
-	// The sandbox helper alone (core/runner BenchmarkZygoteHelperCPU: starts of /bin/true
+	// The sandbox helper alone (core/sandbox BenchmarkZygoteHelperCPU: starts of /bin/true
 	// with a direct chat's mounts, one after the other).
 	{Name: "sandbox helper: its CPU per start", Bench: "BenchmarkZygoteHelperCPU", Metric: "helper-cpu-us/start", Info: true, Scale: 1, Unit: "µs"},
 	{Name: "sandbox helper: a start's wait (request → claude's pid), p50", Bench: "BenchmarkZygoteHelperCPU", Metric: "start-p50-us", Info: true, Scale: 1, Unit: "µs"},

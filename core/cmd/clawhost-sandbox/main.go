@@ -1,5 +1,5 @@
 // Command clawhost-sandbox is the sandbox helper alone: the init of a recycled sandbox
-// (core/runner's zygote), which clawhost starts inside bubblewrap when it finds this
+// (core/sandbox), which clawhost starts inside bubblewrap when it finds this
 // binary beside its own. It is clawhost's helper without the rest of clawhost: fewer
 // packages to initialise at each sandbox's start and less memory per sandbox.
 package main
@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sandbox"
 )
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != runner.ZygoteArg {
+	if len(os.Args) < 2 || os.Args[1] != sandbox.ZygoteArg {
 		fmt.Fprintln(os.Stderr, "clawhost-sandbox is started by clawhost, inside bubblewrap")
 		os.Exit(2)
 	}
-	os.Exit(runner.ZygoteMain())
+	os.Exit(sandbox.ZygoteMain())
 }

@@ -26,7 +26,7 @@ import (
 	"os"
 
 	"github.com/clawhost/clawhost/core/cli"
-	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sandbox"
 	"github.com/clawhost/clawhost/sdk/nodump"
 )
 
@@ -40,12 +40,12 @@ var (
 )
 
 func main() {
-	if len(os.Args) >= 2 && os.Args[1] == runner.ZygoteArg {
-		// The sandbox helper (core/runner's zygote): the init of an agent's sandbox,
+	if len(os.Args) >= 2 && os.Args[1] == sandbox.ZygoteArg {
+		// The sandbox helper (core/sandbox): the init of an agent's sandbox,
 		// started by the host inside bubblewrap; none of the CLI's start.
-		os.Exit(runner.ZygoteMain())
+		os.Exit(sandbox.ZygoteMain())
 	}
-	runner.EnableSandboxHelper() // this binary is the helper: recycled sandboxes by default
+	sandbox.EnableSandboxHelper() // this binary is the helper: recycled sandboxes by default
 	// Before anything reads a secret: other processes of clawhost's user
 	// (the tools claude runs) cannot read its environment or memory.
 	if err := nodump.Set(); err != nil {

@@ -147,7 +147,7 @@ func (r release) build(ctx context.Context, targets []platform) error {
 	for _, t := range targets {
 		pkgs := pkgs
 		if t.goos == "linux" {
-			// The recycled sandboxes' helper (core/runner's zygote): bubblewrap, and so the helper, is Linux's.
+			// The recycled sandboxes' helper (core/sandbox's Pool): bubblewrap, and so the helper, is Linux's.
 			pkgs = append(slices.Clone(pkgs), "./core/cmd/clawhost-sandbox")
 		}
 		name, err := r.archive(ctx, t, pkgs)

@@ -1,4 +1,4 @@
-package runner
+package realpath
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// realPath names what filepath.EvalSymlinks names: links to directories and files,
+// Of names what filepath.EvalSymlinks names: links to directories and files,
 // nested, relative and absolute, a path with none, missing paths (past a link or not, or
 // below a file) and a dangling link ("").
 func TestRealPathMatchesEvalSymlinks(t *testing.T) {
@@ -29,8 +29,15 @@ func TestRealPathMatchesEvalSymlinks(t *testing.T) {
 		if err != nil {
 			want = ""
 		}
-		if got := realPath(p); got != want {
-			t.Errorf("realPath(%q) = %q, EvalSymlinks says %q", p, got, want)
+		if got := Of(p); got != want {
+			t.Errorf("Of(%q) = %q, EvalSymlinks says %q", p, got, want)
 		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

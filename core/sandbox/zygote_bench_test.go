@@ -1,6 +1,6 @@
 //go:build linux
 
-package runner
+package sandbox
 
 // A measurement for issue 58 ("the sandbox paid once"), not a feature: what a claude start
 // would cost inside a long-lived sandbox — one bubblewrap (pid namespace, /dev, /proc, the
@@ -10,7 +10,7 @@ package runner
 // forks and execs the command without capabilities — beside bubblewrap per start, in one
 // run:
 //
-//	go test -run '^$' -bench SandboxZygote -benchtime 300x ./core/runner
+//	go test -run '^$' -bench SandboxZygote -benchtime 300x ./core/sandbox
 //
 // Each row reports wall time per start (ns/op); plain (/bin/true started by the host, no
 // sandbox) and the zygote rows also cpu-us/start, the CPU of every process involved (the
@@ -31,7 +31,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"golang.org/x/sys/unix"
 )
 
@@ -134,10 +133,10 @@ func zygoteSpikeStart(ms []zygoteMount, dir string, argv []string) error {
 	return cmd.Run()
 }
 
-// zygoteSpikeSetup is a direct chat's sandbox, with its own claude state, as
-// BenchmarkSandboxStart makes it: its Config, launch and workspace, and the chat's state
-// directory prepared (sandboxed does that).
-func zygoteSpikeSetup(tb testing.TB) (*Runner, Config, sandboxLaunch) {
+// zygoteSpikeSetup is a direct chat's sandbox, with its own claude state, as the runner's
+// BenchmarkSandboxStart makes it: its Policy, launch and state directory (the runner's
+// <data>/runner).
+func zygoteSpikeSetup(tb testing.TB) (string, Policy, Launch) {
 	data, ws := tb.TempDir(), tb.TempDir()
 	cfgDir := filepath.Join(data, "claude")
 	for _, d := range []string{cfgDir, filepath.Join(data, "runner", "t", "1"), filepath.Join(ws, ".claude")} {
@@ -150,22 +149,37 @@ func zygoteSpikeSetup(tb testing.TB) (*Runner, Config, sandboxLaunch) {
 			tb.Fatal(err)
 		}
 	}
-	c := Config{Workspace: ws, Hide: []string{data}}
-	r := &Runner{cfg: Config{StateDir: filepath.Join(data, "runner")}.withDefaults()}
-	r.sandboxes.Store(&map[sandboxKey]sandbox{sandboxKeyOf(&c): {bwrap: "bwrap"}})
-	l := sandboxLaunch{tmp: filepath.Join(data, "runner", "t", "1"), env: []string{"HOME=" + data, "CLAUDE_CONFIG_DIR=" + cfgDir},
-		chatState: chatStateDir(r.cfg.StateDir, "agent:main:tg:direct:1"), sessionID: uuid.NewString(), resume: true}
-	return r, c, l
+	c := Policy{Workspace: ws, Hide: []string{data}}
+	l := Launch{Tmp: filepath.Join(data, "runner", "t", "1"), Env: []string{"HOME=" + data, "CLAUDE_CONFIG_DIR=" + cfgDir},
+		ChatState: filepath.Join(data, "runner", "chats", "spike")}
+	return filepath.Join(data, "runner"), c, l
+}
+
+// spikeSandboxed is bwrap's argv per start for l running path with args, what l binds made
+// first (the runner's preparation, reduced to the directories).
+func spikeSandboxed(tb testing.TB, c Policy, l Launch, path string, args []string) (string, []string) {
+	tb.Helper()
+	dirs := []string{filepath.Join(c.Workspace, ".claude"), l.ChatState}
+	if l.Media != "" {
+		dirs = append(dirs, filepath.Join(c.Workspace, "media", l.Media))
+	}
+	if l.Worktree != "" {
+		git := filepath.Join(c.Workspace, ".git")
+		dirs = append(dirs, filepath.Join(l.Worktree, ".claude"), filepath.Join(git, "refs", "heads", BranchDir), filepath.Join(git, "logs", "refs", "heads", BranchDir))
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	l.Exe = path
+	return "bwrap", append(append(SpecFor(c, l).BwrapArgs(), path), args...)
 }
 
 // zygoteMounts is the mount list bwrap gets for l running exe, for the helper.
-func zygoteMounts(c Config, l sandboxLaunch, exe string) []zygoteMount {
-	l.exe = exe
-	var out []zygoteMount
-	for _, m := range prune(mountOrder(c.sandboxSpecFor(l), hostPaths), hostPaths) {
-		out = append(out, zygoteMount{Path: m.path, Src: m.src, Op: m.op, Dir: m.dir})
-	}
-	return out
+func zygoteMounts(c Policy, l Launch, exe string) []zygoteMount {
+	l.Exe = exe
+	return zygoteMountsOf(SpecFor(c, l))
 }
 
 // zygoteSpikeBwrap is the one bwrap the helper runs in.
@@ -174,12 +188,9 @@ var zygoteSpikeBwrap = []string{"--die-with-parent", "--unshare-pid", "--ro-bind
 
 func BenchmarkSandboxZygote(b *testing.B) {
 	needBwrap(b)
-	r, c, l := zygoteSpikeSetup(b)
+	_, c, l := zygoteSpikeSetup(b)
 	ws := c.Workspace
-	exe, argv, err := r.sandboxed(&c, "/bin/true", nil, l)
-	if err != nil {
-		b.Fatal(err)
-	}
+	exe, argv := spikeSandboxed(b, c, l, "/bin/true", nil)
 	spike := zygoteMounts(c, l, "/bin/true")
 	self, err := os.Executable()
 	if err != nil {
@@ -261,48 +272,43 @@ func TestZygoteSpikeSameView(t *testing.T) {
 		t.Skip("the helper's bwrap keeps CAP_SYS_ADMIN: needs root")
 	}
 	t.Run("direct chat", func(t *testing.T) {
-		r, c, l := zygoteSpikeSetup(t)
-		zygoteSpikeSameView(t, r, c, l)
+		_, c, l := zygoteSpikeSetup(t)
+		zygoteSpikeSameView(t, c, l)
 	})
 	t.Run("worktree chat", func(t *testing.T) {
-		r, c, l := zygoteSpikeSetup(t)
+		state, c, l := zygoteSpikeSetup(t)
 		ws := c.Workspace
-		l.worktree = filepath.Join(ws, ".clawhost", "worktrees", "lo_direct_u1")
+		l.Worktree = filepath.Join(ws, ".clawhost", "worktrees", "lo_direct_u1")
 		admin := filepath.Join(ws, ".git", "worktrees", "lo_direct_u1")
-		must(t, os.MkdirAll(l.worktree, 0o755))
+		must(t, os.MkdirAll(l.Worktree, 0o755))
 		must(t, os.MkdirAll(filepath.Join(ws, ".clawhost", "worktrees", "lo_direct_u2"), 0o755))
 		must(t, os.MkdirAll(filepath.Join(ws, ".git", "objects"), 0o755))
 		must(t, os.MkdirAll(admin, 0o755))
-		must(t, os.WriteFile(filepath.Join(l.worktree, ".git"), []byte("gitdir: "+admin+"\n"), 0o644))
+		must(t, os.WriteFile(filepath.Join(l.Worktree, ".git"), []byte("gitdir: "+admin+"\n"), 0o644))
 		for _, f := range []string{"commondir", "gitdir"} {
 			must(t, os.WriteFile(filepath.Join(admin, f), []byte("x\n"), 0o644))
 		}
-		l.media = "lo_direct_u1"
-		l.mcp = filepath.Join(filepath.Dir(r.cfg.StateDir), "run", "agent", "mcp-1.json")
-		must(t, os.MkdirAll(filepath.Dir(l.mcp), 0o700))
-		must(t, os.WriteFile(l.mcp, []byte("{}"), 0o600))
-		zygoteSpikeSameView(t, r, c, l)
+		l.Media = "lo_direct_u1"
+		l.MCP = filepath.Join(filepath.Dir(state), "run", "agent", "mcp-1.json")
+		must(t, os.MkdirAll(filepath.Dir(l.MCP), 0o700))
+		must(t, os.WriteFile(l.MCP, []byte("{}"), 0o600))
+		zygoteSpikeSameView(t, c, l)
 	})
 }
 
 // zygoteSpikeSameView runs the probe under bwrap per start and under the helper for l.
-func zygoteSpikeSameView(t *testing.T, r *Runner, c Config, l sandboxLaunch) {
+func zygoteSpikeSameView(t *testing.T, c Policy, l Launch) {
 	probe := []string{"-c", zygoteSpikeProbe, "probe"}
-	if _, _, err := r.sandboxed(&c, "/bin/sh", nil, l); err != nil { // makes the chat's directories
-		t.Fatal(err)
-	}
+	spikeSandboxed(t, c, l, "/bin/sh", nil) // makes the chat's directories
 	mounts := zygoteMounts(c, l, "/bin/sh")
-	paths := []string{"/", "/tmp", "/var/tmp", "/run", "/dev/shm", "/run/systemd/resolve", os.TempDir(), c.Workspace, l.tmp, l.chatState}
+	paths := []string{"/", "/tmp", "/var/tmp", "/run", "/dev/shm", "/run/systemd/resolve", os.TempDir(), c.Workspace, l.Tmp, l.ChatState}
 	for _, m := range mounts {
 		paths = append(paths, m.Path, filepath.Dir(m.Path))
 	}
 	slices.Sort(paths)
 	paths = slices.Compact(paths)
-	dir := cmp.Or(l.worktree, c.Workspace)
-	exe, argv, err := r.sandboxed(&c, "/bin/sh", append(probe, paths...), l)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := cmp.Or(l.Worktree, c.Workspace)
+	exe, argv := spikeSandboxed(t, c, l, "/bin/sh", append(probe, paths...))
 	want, err := sandboxCmd(t, exe, argv...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("bwrap per start: %v: %s", err, want)
@@ -334,7 +340,7 @@ func zygoteSpikeSameView(t *testing.T, r *Runner, c Config, l sandboxLaunch) {
 // are theirs); start-p50-us is the start's wait: the request sent → the helper's reply
 // (claude's pid, after its exec).
 //
-//	go test ./core/runner -run '^$' -bench ZygoteHelperCPU -benchtime 500x
+//	go test ./core/sandbox -run '^$' -bench ZygoteHelperCPU -benchtime 500x
 func BenchmarkZygoteHelperCPU(b *testing.B) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -349,7 +355,7 @@ func BenchmarkZygoteHelperCPU(b *testing.B) {
 // out the syscall filter, Landlock and the keyring (the start through the helper's binary,
 // its user namespace and capabilities stay).
 //
-//	go test ./core/runner -run '^$' -bench ZygoteConfine -benchtime 300x
+//	go test ./core/sandbox -run '^$' -bench ZygoteConfine -benchtime 300x
 func BenchmarkZygoteConfine(b *testing.B) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -370,7 +376,7 @@ func BenchmarkZygoteConfine(b *testing.B) {
 // as its zygoteWeaken (a test binary's only).
 func benchZygoteStarts(b *testing.B, exe, weaken string) {
 	needBwrap(b)
-	if why := zygoteUnsupported(); why != "" {
+	if why := HelperUnsupported(); why != "" {
 		b.Skip(why)
 	}
 	bwrap, err := exec.LookPath(bwrapCommand)
@@ -379,9 +385,9 @@ func benchZygoteStarts(b *testing.B, exe, weaken string) {
 	}
 	_, c, l := zygoteSpikeSetup(b)
 	mounts := zygoteMounts(c, l, "/bin/true")
-	zygoteTestEnv = []string{"ZYGOTE_WEAKEN=" + weaken}
+	Testing.HelperEnv = []string{"ZYGOTE_WEAKEN=" + weaken}
 	z, err := startZygote(bwrap, exe)
-	zygoteTestEnv = nil
+	Testing.HelperEnv = nil
 	if err != nil {
 		b.Fatal(err)
 	}

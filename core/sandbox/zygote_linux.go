@@ -1,6 +1,6 @@
 //go:build linux
 
-package runner
+package sandbox
 
 // The sandbox helper ("zygote", issue 58): one bubblewrap per agent started once, off the
 // turn's path, whose init is this package's helper (ZygoteMain, the clawhost binary run
@@ -39,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/seqpacket"
 	"golang.org/x/sys/unix"
 )
 
@@ -87,16 +88,8 @@ type zygoteReply struct {
 	Clean bool   `json:"clean,omitempty"`
 }
 
-// zygoteWeaken, set only by tests (a deliberately broken helper, to show the boundary
-// tests fail without each defence), names the defences the helper leaves out:
-// "signals", "dumpable", "caps", "cloexec", "dev", "reap", "ipc", "userns" (claude of a
-// host not run as root started as the helper's root, in its user namespace).
-var zygoteWeaken string
-
-// zygoteTestEnv is added to the helper's environment (tests: ZYGOTE_WEAKEN); nil otherwise.
-var zygoteTestEnv []string
-
-func weakened(what string) bool { return strings.Contains(zygoteWeaken, what) }
+// weakened reports whether the helper leaves the defence what out (Testing.Weaken).
+func weakened(what string) bool { return strings.Contains(Testing.Weaken, what) }
 
 // A start runs on a thread locked for it and never unlocked, so that the thread, in
 // claude's mount namespace, ends with the start. The main thread cannot end: a locked
@@ -166,7 +159,7 @@ func ZygoteMain() int {
 		return 2
 	}
 	zygoteIDs = ids
-	conn, err := newSeqConn(zygoteSocketFD, "host")
+	conn, err := seqpacket.NewConn(zygoteSocketFD, "host")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: the host's socket:", err)
 		return 2
@@ -185,7 +178,7 @@ func ZygoteMain() int {
 
 // zygoteServer is the helper's side of the socket.
 type zygoteServer struct {
-	conn  *seqConn
+	conn  *seqpacket.Conn
 	wmu   sync.Mutex     // one reply at a time
 	child chan os.Signal // SIGCHLD: a process of the namespace ended (exitOf)
 
@@ -201,7 +194,7 @@ func (z *zygoteServer) reply(r zygoteReply, fds ...int) error {
 	}
 	z.wmu.Lock()
 	defer z.wmu.Unlock()
-	return z.conn.send(b, oob)
+	return z.conn.Send(b, oob)
 }
 
 // serve handles requests until the host closes the socket.
@@ -209,21 +202,21 @@ func (z *zygoteServer) serve() error {
 	buf := make([]byte, 1<<20)
 	oob := make([]byte, unix.CmsgSpace(3*4))
 	for {
-		n, oobn, err := z.conn.recv(buf, oob)
+		n, oobn, err := z.conn.Recv(buf, oob)
 		if err != nil {
 			return fmt.Errorf("read: %w", err)
 		}
 		if n == 0 {
 			return nil // the host closed its end
 		}
-		fds := receivedFDs(oob[:oobn])
+		fds := seqpacket.ReceivedFDs(oob[:oobn])
 		req, err := decodeZygoteRequest(buf[:n])
 		if err != nil {
-			closeAll(fds)
+			seqpacket.CloseAll(fds)
 			return fmt.Errorf("request: %w", err)
 		}
 		if len(req.Argv) == 0 {
-			closeAll(fds)
+			seqpacket.CloseAll(fds)
 			z.mu.Lock()
 			if pid := z.running; pid > 0 && req.Signal > 0 {
 				_ = unix.Kill(-pid, syscall.Signal(req.Signal))
@@ -238,7 +231,7 @@ func (z *zygoteServer) serve() error {
 
 // start runs one claude for req with fds as its stdin, stdout and stderr, and replies.
 func (z *zygoteServer) start(req zygoteRequest, fds []int) {
-	defer closeAll(fds)
+	defer seqpacket.CloseAll(fds)
 	z.mu.Lock()
 	busy := z.running != 0
 	z.mu.Unlock()
@@ -377,7 +370,7 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 	// (os.NewFile sets it on the inner file, which SetFinalizer on the *os.File does not
 	// clear) would close its number again later — by then another start's descriptor, a
 	// mount's source or the runtime's own (EBADF in fork/exec, claude's output lost).
-	// The caller closes them (closeAll), once.
+	// The caller closes them (seqpacket.CloseAll), once.
 	pid, err := syscall.ForkExec("/proc/self/exe", argv, &syscall.ProcAttr{Dir: req.Dir, Env: lastWins(req.Env),
 		Files: []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}, Sys: attr})
 	if err != nil {
@@ -554,7 +547,7 @@ func (mps mountPoints) file(p string) {
 // exitOf waits until claude (pid) has exited and is reaped, reaping whatever else of the
 // namespace ended meanwhile (orphans claude left), and returns its exit status (-1 if it
 // was gone already: cannot happen, it is the helper's child). It waits for SIGCHLD on a
-// channel rather than in wait4, for the reason seqConn reads through the poller: a
+// channel rather than in wait4, for the reason seqpacket.Conn reads through the poller: a
 // goroutine parked for a claude's whole life leaves the runtime nothing to take back.
 func (z *zygoteServer) exitOf(pid int) int {
 	for {
@@ -578,27 +571,6 @@ func (z *zygoteServer) exitOf(pid int) int {
 			}
 		}
 		<-z.child
-	}
-}
-
-// receivedFDs are the descriptors an SCM_RIGHTS message carried.
-func receivedFDs(oob []byte) []int {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil
-	}
-	var fds []int
-	for _, m := range msgs {
-		if r, err := unix.ParseUnixRights(&m); err == nil {
-			fds = append(fds, r...)
-		}
-	}
-	return fds
-}
-
-func closeAll(fds []int) {
-	for _, fd := range fds {
-		_ = unix.Close(fd)
 	}
 }
 

@@ -1,6 +1,6 @@
 //go:build linux
 
-package runner
+package sandbox
 
 import (
 	"encoding/binary"

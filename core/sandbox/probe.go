@@ -1,4 +1,4 @@
-package runner
+package sandbox
 
 import (
 	"bytes"
@@ -7,28 +7,33 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/clawhost/clawhost/core/internal/boundary"
 	"github.com/clawhost/clawhost/core/internal/bubblewrap"
 	"github.com/clawhost/clawhost/core/internal/confine"
+	"github.com/clawhost/clawhost/core/internal/runas"
 )
 
-// ProbeSandbox is what [Runner.SandboxState] would say for cfg on this
-// machine, without a Runner: `clawhost validate` and `clawhost doctor`
-// tell whether the host would refuse to start unsandboxed.
-func ProbeSandbox(cfg Config) string { return probeSandbox(cfg).state }
+// Found is what Probe found out about the sandbox of an agent: the bwrap path when
+// claude runs in one (Bwrap, "" without a sandbox), and the sentence the status page
+// says (State: "bubblewrap", "off", "unavailable (why)").
+type Found struct {
+	Bwrap string
+	State string
+}
 
-// ProbeBoundary is what this machine gives the sandbox of the agent cfg configures
-// (boundary.Assess says whether it holds): ProbeSandbox's answer, the kernel setting
-// that forbids user namespaces if one does, whether the syscall filter loads and
-// Landlock's ABI (confine.State), and why sandboxes would be made per start, without
-// Landlock ("" where they are recycled: the helper's own probe start, which only a
+// Boundary is what this machine gives the sandbox of an agent of mode whose claude runs
+// as user (nil: the host's; boundary.Assess says whether it holds): Probe's answer, the
+// kernel setting that forbids user namespaces if one does, whether the syscall filter
+// loads and Landlock's ABI (confine.State), and why sandboxes would be made per start,
+// without Landlock ("" where they are recycled: the helper's own probe start, which only a
 // running host makes, is not tried). `clawhost doctor` and `clawhost security audit`
 // say it.
-func ProbeBoundary(cfg Config) boundary.Facts {
+func Boundary(mode string, user *runas.User) boundary.Facts {
 	seccompOK, abi := confine.State()
-	root := os.Geteuid() == 0 && (cfg.RunAs == nil || cfg.RunAs.UID == 0)
-	return boundary.Facts{Sandbox: probeSandbox(cfg).state, UsernsOff: usernsOff(root, os.ReadFile), Seccomp: seccompOK,
+	root := os.Geteuid() == 0 && (user == nil || user.UID == 0)
+	return boundary.Facts{Sandbox: Probe(mode, user).State, UsernsOff: usernsOff(root, os.ReadFile), Seccomp: seccompOK,
 		LandlockABI: abi, PerStart: perStartWhy(), Root: root, GetBubblewrap: bubblewrap.Advice()}
 }
 
@@ -57,27 +62,26 @@ func usernsOff(root bool, read func(string) ([]byte, error)) string {
 // bwrapCommand is bubblewrap's executable, looked up in PATH.
 const bwrapCommand = "bwrap"
 
-// probeTimeout bounds the probe run of bwrap at New.
+// probeTimeout bounds the probe run of bwrap.
 const probeTimeout = 10 * time.Second
 
-// probeSandbox decides the sandbox for cfg: with SandboxAuto, bwrap from
-// PATH and one run of it with the namespaces claude's sandbox uses (as the
-// user claude runs as), so a kernel or container that forbids them is found
-// here, not on the first turn.
-func probeSandbox(cfg Config) sandbox {
-	if cfg.Sandbox == SandboxOff {
-		return sandbox{state: "off"}
+// Probe decides the sandbox of an agent of mode whose claude runs as user: with Auto,
+// bwrap from PATH and one run of it with the namespaces claude's sandbox uses (as that
+// user), so a kernel or container that forbids them is found here, not on the first turn.
+func Probe(mode string, user *runas.User) Found {
+	if mode == Off {
+		return Found{State: "off"}
 	}
 	path, err := exec.LookPath(bwrapCommand)
 	if err != nil {
-		return sandbox{state: "unavailable (bubblewrap not installed)"}
+		return Found{State: "unavailable (bubblewrap not installed)"}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	args := append(confine.BubblewrapArgs(-1), "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true")
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
-	cmd.SysProcAttr = credentialAttr(cfg.RunAs)
+	cmd.SysProcAttr = credentialAttr(user)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -85,7 +89,16 @@ func probeSandbox(cfg Config) sandbox {
 		if why == "" {
 			why = err.Error()
 		}
-		return sandbox{state: "unavailable (bubblewrap failed: " + truncate(why, 200) + ")"}
+		return Found{State: "unavailable (bubblewrap failed: " + truncate(why, 200) + ")"}
 	}
-	return sandbox{bwrap: path, state: "bubblewrap"}
+	return Found{Bwrap: path, State: "bubblewrap"}
+}
+
+// truncate is s cut to n characters, the last "…" when it was longer.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }

@@ -1,6 +1,6 @@
-package runner
+package sandbox
 
-// The sandbox's mount list, its mechanics: a sandboxSpec (the policy, sandbox.go) as
+// The sandbox's mount list, its mechanics: a Spec (the policy, sandbox.go) as
 // mounts in the order they are made, those that change nothing left out, and as
 // bubblewrap's argv. The recycled sandbox's start makes the same list (zygote_linux.go).
 
@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/clawhost/clawhost/core/internal/realpath"
 )
 
 // mount is one bwrap mount step.
@@ -37,8 +39,8 @@ const (
 // from files and reports what does not exist, which is skipped. Mounts that
 // change nothing a process inside sees are left out (needless): each costs
 // bwrap a mount and a read of the mount table at every start.
-func bwrapArgs(s sandboxSpec, fsys pathInfo) []string {
-	a := []string{"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--dev", "/dev", "--proc", "/proc"}
+func bwrapArgs(s Spec, fsys pathInfo) []string {
+	a := append(rowFlags("processes", "System V IPC"), "--dev", "/dev", "--proc", "/proc")
 	for _, m := range prune(mountOrder(s, fsys), fsys) {
 		switch {
 		case m.op == opScratch:
@@ -58,9 +60,15 @@ func bwrapArgs(s sandboxSpec, fsys pathInfo) []string {
 	return append(a, "--remount-ro", "/", "--chdir", cmp.Or(s.worktree, s.workspace), "--")
 }
 
+// BwrapArgs is bubblewrap's argv for a process that may see s, up to and including "--":
+// Table's rows, the syscall filter read from descriptor 3 (what PerStart starts).
+func (s Spec) BwrapArgs() []string {
+	return append(rowFlags("user namespace, capabilities", "system calls"), bwrapArgs(s, hostPaths)...)
+}
+
 // mountOrder is s's mounts in the order bwrap applies them, those whose
 // path (or source) does not exist left out, each marked a directory or not.
-func mountOrder(s sandboxSpec, fsys pathInfo) []mount {
+func mountOrder(s Spec, fsys pathInfo) []mount {
 	var ms []mount
 	add := func(p string, op int, src string) {
 		if p != "" {
@@ -129,7 +137,7 @@ type pathInfo struct {
 }
 
 // hostPaths is bwrapArgs' pathInfo on the real filesystem.
-var hostPaths = pathInfo{stat: statPath, real: realPath}
+var hostPaths = pathInfo{stat: statPath, real: realpath.Of}
 
 // statPath is pathInfo.stat on the real filesystem.
 func statPath(p string) (dir, ok bool) {
@@ -138,22 +146,6 @@ func statPath(p string) (dir, ok bool) {
 		return false, false
 	}
 	return fi.IsDir(), true
-}
-
-// realPath is pathInfo.real on the real filesystem: resolvedPath's answer (one path walk,
-// 2.6 µs for a path of ten elements with no link), else filepath.EvalSymlinks' (an lstat
-// per element, 14 µs: a sandboxed start resolves a dozen such paths).
-func realPath(p string) string {
-	if filepath.IsAbs(p) {
-		if r, ok := resolvedPath(p); ok {
-			return r
-		}
-	}
-	r, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return ""
-	}
-	return r
 }
 
 // prune drops from ms, the mounts in the order bwrap applies them (each

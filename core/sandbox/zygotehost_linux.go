@@ -1,24 +1,25 @@
 //go:build linux
 
-package runner
+package sandbox
 
 // The host's side of the sandbox helper (zygote_linux.go): starting one, its socket, and
 // the claude it runs as a process.
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/proctree"
+	"github.com/clawhost/clawhost/core/internal/seqpacket"
+	"github.com/clawhost/clawhost/core/internal/tail"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,13 +41,13 @@ var zygoteBwrapUser = []string{"--unshare-user", "--uid", "0", "--gid", "0", "--
 
 // zygote is the host's side of one helper.
 type zygote struct {
-	conn    *seqConn // the host's end of the socket
+	conn    *seqpacket.Conn // the host's end of the socket
 	cmd     *exec.Cmd
 	replies chan zygoteReplyFD // start replies and exits, in order
 	clean   chan struct{}      // one value each time the sandbox is empty again
 	dead    chan struct{}      // closed when the socket ended (the helper died or was stopped)
 	exited  chan struct{}      // closed when bwrap exited and its stderr is read
-	stderr  *tailBuffer
+	stderr  *tail.Buffer
 	wmu     sync.Mutex
 	once    sync.Once
 	pid     atomic.Int64 // helperPID's answer, once it found the helper
@@ -74,19 +75,19 @@ func startZygote(bwrap, exe string) (*zygote, error) {
 	}
 	args := append(append([]string{}, bw...), exe, ZygoteArg)
 	cmd := exec.Command(bwrap, args...)
-	cmd.Env = append(append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, ids...), zygoteTestEnv...)
+	cmd.Env = append(append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, ids...), Testing.HelperEnv...)
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	conn, err := newSeqConn(pair[0], "sandbox-helper")
+	conn, err := seqpacket.NewConn(pair[0], "sandbox-helper")
 	if err != nil {
 		_ = unix.Close(pair[0])
 		return nil, fmt.Errorf("sandbox helper socket: %w", err)
 	}
 	z := &zygote{conn: conn, cmd: cmd, replies: make(chan zygoteReplyFD, 4), clean: make(chan struct{}, 1),
-		dead: make(chan struct{}), exited: make(chan struct{}), stderr: &tailBuffer{max: 4 << 10}}
+		dead: make(chan struct{}), exited: make(chan struct{}), stderr: &tail.Buffer{Max: 4 << 10}}
 	cmd.Stderr = z.stderr
 	if err := cmd.Start(); err != nil {
-		conn.close()
+		conn.Close()
 		return nil, fmt.Errorf("start the sandbox helper: %w", err)
 	}
 	go func() {
@@ -103,20 +104,20 @@ func (z *zygote) read() {
 	buf := make([]byte, 64<<10)
 	oob := make([]byte, unix.CmsgSpace(4))
 	for {
-		n, oobn, err := z.conn.recv(buf, oob)
+		n, oobn, err := z.conn.Recv(buf, oob)
 		if err != nil || n == 0 {
 			return
 		}
-		fds := receivedFDs(oob[:oobn])
+		fds := seqpacket.ReceivedFDs(oob[:oobn])
 		var r zygoteReplyFD
 		r.fd = -1
 		if err := json.Unmarshal(buf[:n], &r.zygoteReply); err != nil {
-			closeAll(fds)
+			seqpacket.CloseAll(fds)
 			return
 		}
 		if len(fds) > 0 {
 			r.fd = fds[0]
-			closeAll(fds[1:])
+			seqpacket.CloseAll(fds[1:])
 		}
 		if r.Clean {
 			select {
@@ -144,7 +145,7 @@ func (z *zygote) send(req zygoteRequest, fds ...int) error {
 	}
 	z.wmu.Lock()
 	defer z.wmu.Unlock()
-	return z.conn.send(b, oob)
+	return z.conn.Send(b, oob)
 }
 
 // stop ends the helper: the socket's end makes it exit, and with it, as the namespace's
@@ -155,9 +156,9 @@ func (z *zygote) send(req zygoteRequest, fds ...int) error {
 // not go within zygoteStopWait is killed.
 func (z *zygote) stop() {
 	z.once.Do(func() {
-		z.conn.shutdown()
+		z.conn.Shutdown()
 		<-z.dead
-		z.conn.close()
+		z.conn.Close()
 		t := time.NewTimer(zygoteStopWait)
 		defer t.Stop()
 		select {
@@ -195,7 +196,7 @@ func (z *zygote) helperPID() int {
 	if z.cmd.Process == nil {
 		return 0
 	}
-	pid := innerChild(z.cmd.Process.Pid)
+	pid := proctree.FirstChild(z.cmd.Process.Pid)
 	if pid != z.cmd.Process.Pid { // bwrap's own until it started the helper
 		z.pid.Store(int64(pid))
 	}
@@ -220,9 +221,9 @@ func (z *zygote) run(req zygoteRequest, stdin, stdout, stderr *os.File) (*zygote
 		}
 		return nil, fmt.Errorf("sandbox helper: %s", r.Err)
 	}
-	p := &zygoteProc{z: z, pidfd: r.fd, hostPID: pidOfPidfd(r.fd)}
+	p := &zygoteProc{z: z, pidfd: r.fd, hostPID: proctree.OfPidfd(r.fd)}
 	if p.hostPID == 0 {
-		p.hostPID = innerChild(z.helperPID())
+		p.hostPID = proctree.FirstChild(z.helperPID())
 	}
 	return p, nil
 }
@@ -243,34 +244,6 @@ func (z *zygote) ended(err error) error {
 	return errors.New("sandbox helper ended")
 }
 
-// pidOfPidfd is the pid a pidfd refers to, in the host's pid namespace: asked of the
-// kernel (PIDFD_GET_INFO, Linux 6.13), else read from its fdinfo.
-func pidOfPidfd(fd int) int {
-	if fd < 0 {
-		return 0
-	}
-	info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_PID}
-	if err := unix.IoctlPidfdInfo(fd, &info); err == nil && info.Mask&unix.PIDFD_INFO_PID != 0 && info.Pid > 0 {
-		return int(info.Pid)
-	}
-	return pidFromFdinfo(fd)
-}
-
-// pidFromFdinfo is pidOfPidfd from /proc/self/fdinfo (kernels before 6.13).
-func pidFromFdinfo(fd int) int {
-	b, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(fd))
-	if err != nil {
-		return 0
-	}
-	for _, ln := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(ln, []byte("Pid:")); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(string(v)))
-			return max(n, 0)
-		}
-	}
-	return 0
-}
-
 // zygoteProc is a claude started by a sandbox helper.
 type zygoteProc struct {
 	z       *zygote
@@ -284,7 +257,7 @@ type zygoteProc struct {
 	released bool
 }
 
-var _ process = (*zygoteProc)(nil)
+var _ Process = (*zygoteProc)(nil)
 
 func (p *zygoteProc) PID() int       { return p.hostPID }
 func (p *zygoteProc) ClaudePID() int { return p.hostPID }

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package runner
+package sandbox
 
 import (
 	"syscall"
@@ -15,11 +15,6 @@ func sysProcAttr(u *runas.User) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Credential: u.Credential()}
 }
 
-// lifelineAttr puts the lifeline watcher in a process group of its own.
-func lifelineAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
-}
-
 // waitExited would wait for the child pid's exit without reaping it; elsewhere than on
 // Linux it does not (false): hostChild.Release kills what claude left after the reap.
 func waitExited(int) bool { return false }
@@ -31,6 +26,3 @@ func signalGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
 func credentialAttr(u *runas.User) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Credential: u.Credential()}
 }
-
-// resolvedPath: only Linux names an opened file's path (/proc/self/fd); realPath walks.
-func resolvedPath(string) (string, bool) { return "", false }

@@ -1,11 +1,12 @@
 //go:build linux
 
-package runner
+package sandbox
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
-	"maps"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/internal/confine"
+	"github.com/clawhost/clawhost/core/internal/runas"
 )
 
 // zygoteSpares is the fewest idle sandboxes an agent keeps: one made off the turn's path
@@ -38,10 +40,21 @@ type zygoteKey struct {
 	uid   int64
 }
 
-func zygoteKeyOf(c *Config) zygoteKey { return zygoteKey{agent: c.Name, uid: uidOf(c.RunAs)} }
+func zygoteKeyOf(agent string, u *runas.User) zygoteKey {
+	return zygoteKey{agent: agent, uid: uidOf(u)}
+}
 
-// zygotePool keeps each agent's idle sandboxes.
-type zygotePool struct {
+// uidOf is u's uid, -1 for the host's own user (nil).
+func uidOf(u *runas.User) int64 {
+	if u == nil {
+		return -1
+	}
+	return int64(u.UID)
+}
+
+// Pool is the Launcher of recycled sandboxes: it keeps each agent's idle sandboxes (one
+// sandbox helper each, zygote_linux.go) and starts claude in one.
+type Pool struct {
 	bwrap, exe string
 	log        hclog.Logger
 	spares     int // idle sandboxes kept per agent (zygoteSpares)
@@ -71,16 +84,17 @@ type zygotePool struct {
 	workDone sync.Cond
 	// started counts the helpers started (tests: a start that reused one started none).
 	started int
-	// recycled, when set (tests), is told each sandbox that went back to its pool.
-	recycled chan<- *zygote
+	// recycled, when set (tests), is told the helper pid of each sandbox that went back
+	// to its pool.
+	recycled chan<- int
 }
 
-// zygoteUnsupported is why the helper cannot give claude the sandbox bubblewrap per start
+// HelperUnsupported is why the helper cannot give claude the sandbox bubblewrap per start
 // gives it, or "". As root the helper keeps the capabilities it uses; as any other user it
 // holds them in bwrap's user namespace (zygoteBwrapUser), which needs the kernel to allow
 // user namespaces to unprivileged users (bubblewrap per start needs the same). Whether
 // it works on this machine is the probe's to say (probeZygote).
-func zygoteUnsupported() string {
+func HelperUnsupported() string {
 	if os.Geteuid() != 0 {
 		if b, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err == nil && strings.TrimSpace(string(b)) == "0" {
 			return "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0)"
@@ -89,8 +103,19 @@ func zygoteUnsupported() string {
 	return ""
 }
 
-// probeZygote starts a helper and one start of true in it, with no mounts; the helper that
-// passed is the pool's first spare.
+// ProbeHelper starts a helper of exe in bwrap and one start of true in it, with no
+// mounts, and stops it: whether recycled sandboxes work here. The helper is not kept: an
+// idle host holds none (two processes, 5.6 MB; issue 84), an agent's first claude start
+// starts its sandboxes.
+func ProbeHelper(bwrap, exe string) error {
+	z, err := probeZygote(bwrap, exe)
+	if z != nil {
+		z.stop()
+	}
+	return err
+}
+
+// probeZygote starts a helper and one start of true in it, with no mounts.
 func probeZygote(bwrap, exe string) (*zygote, error) {
 	z, err := startZygote(bwrap, exe)
 	if err != nil {
@@ -136,18 +161,19 @@ func probeZygote(bwrap, exe string) (*zygote, error) {
 }
 
 // perStartWhy is why claude's sandboxes would be made per start here, before the
-// helper's probe start (planZygotes' reasons); "" when they would be recycled.
+// helper's probe start (HelperWanted's and HelperUnsupported's reasons); "" when they
+// would be recycled.
 func perStartWhy() string {
-	want, why := zygoteWanted()
+	want, why := HelperWanted()
 	if !want {
 		return "this binary is no sandbox helper"
 	}
-	return cmp.Or(why, zygoteUnsupported())
+	return cmp.Or(why, HelperUnsupported())
 }
 
-// zygoteWanted is whether New tries recycled sandboxes (ZygoteEnv), and, when it tries
-// though told not to (ZygoteEnv=0), why each sandbox is made per start.
-func zygoteWanted() (want bool, why string) {
+// HelperWanted is whether the runner tries recycled sandboxes (ZygoteEnv), and, when it
+// tries though told not to (ZygoteEnv=0), why each sandbox is made per start.
+func HelperWanted() (want bool, why string) {
 	switch os.Getenv(ZygoteEnv) {
 	case "0":
 		return true, ZygoteEnv + "=0"
@@ -163,9 +189,9 @@ func zygoteWanted() (want bool, why string) {
 // initialising packages the helper never uses, against under 2 ms.
 const helperName = "clawhost-sandbox"
 
-// helperExecutable is the binary recycled sandboxes run: helperName beside exe (the host's
+// HelperExecutable is the binary recycled sandboxes run: helperName beside exe (the host's
 // executable) when it is a regular executable file there, else exe itself.
-func helperExecutable(exe string) string {
+func HelperExecutable(exe string) string {
 	p := filepath.Join(filepath.Dir(exe), helperName)
 	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 		return p
@@ -173,108 +199,9 @@ func helperExecutable(exe string) string {
 	return exe
 }
 
-// probeHelper is probeZygote; tests hold it back.
-var probeHelper = probeZygote
-
-// zygoteStarting is an agent's sandbox state while the sandbox helper's probe start runs.
-const zygoteStarting = "bubblewrap (recycled: its sandbox helper is starting)"
-
-// planZygotes finds, without starting anything, whether recycled sandboxes will be tried
-// (zygoteWanted): where they cannot (ZygoteEnv=0, no user namespaces…) it decides "per
-// start" at once; where the helper's probe start decides, the agents' sandbox state says
-// zygoteStarting until setupZygotes did.
-func (r *Runner) planZygotes() {
-	want, why := zygoteWanted()
-	if !want {
-		return
-	}
-	if why == "" {
-		why = zygoteUnsupported()
-	}
-	exe, err := os.Executable()
-	if why == "" && err != nil {
-		why = "the host's executable: " + err.Error()
-	}
-	if err == nil {
-		exe = helperExecutable(exe)
-	}
-	if why != "" {
-		r.decideZygotes(why, exe) // per start: nothing to start for it
-		return
-	}
-	r.helperExe = exe
-	sbs := maps.Clone(*r.sandboxes.Load())
-	for k, sb := range sbs {
-		if sb.bwrap != "" && sb.helper == "" {
-			sb.state = zygoteStarting
-			sbs[k] = sb
-		}
-	}
-	r.sandboxes.Store(&sbs)
-}
-
-// setupZygotes decides whether each sandboxed agent's claudes start in recycled sandboxes
-// (planZygotes), and says so in its sandbox state; StartSandboxHelpers runs it in the
-// background. Where that takes the helper's probe start (30–45 ms on the 2-core
-// development machine, more under load), a claude's start waits for it (waitZygotes).
-// Both ways claude is sandboxed: only how its sandbox is made waits.
-func (r *Runner) setupZygotes() {
-	if r.helperExe != "" {
-		r.decideZygotes("", r.helperExe)
-	}
-}
-
-// decideZygotes is setupZygotes' decision for each agent, with the helper's probe start
-// where why is "" (nothing stands in the way yet); it stores the agents' sandboxes and
-// the pool.
-func (r *Runner) decideZygotes(why, exe string) {
-	forced := os.Getenv(ZygoteEnv) == "1"
-	sbs := maps.Clone(*r.sandboxes.Load())
-	var zp *zygotePool
-	for _, c := range r.profiles() {
-		k := sandboxKeyOf(c)
-		sb := sbs[k]
-		if sb.bwrap == "" || sb.helper != "" {
-			continue
-		}
-		if why == "" && zp == nil {
-			z, err := probeHelper(sb.bwrap, exe)
-			if err != nil {
-				why = "the sandbox helper failed: " + truncate(err.Error(), 200)
-			} else {
-				zp = &zygotePool{bwrap: sb.bwrap, exe: exe, log: r.log.Named("sandbox"), spares: max(zygoteSpares, r.cfg.MaxConcurrent), idle: map[zygoteKey][]*zygote{},
-					filling: map[zygoteKey]bool{}, emptying: map[zygoteKey]int{}, returning: map[zygoteKey]int{}, stopping: map[zygoteKey]int{}, back: make(chan struct{}), started: 1}
-				zp.idle[zygoteKeyOf(c)] = []*zygote{z}
-			}
-		}
-		if why != "" {
-			sb.helper, sb.state = "per start", "bubblewrap (per start: "+why+")"
-			if forced {
-				r.log.Warn("claude's sandbox is made per start", "agent", c.Name, "why", why)
-			} else {
-				r.log.Info("claude's sandbox is made per start", "agent", c.Name, "why", why)
-			}
-		} else {
-			sb.helper, sb.state = "recycled", "bubblewrap (recycled)"
-		}
-		sbs[k] = sb
-	}
-	r.zygotes = zp
-	r.sandboxes.Store(&sbs)
-}
-
-// zygoteFor is the pool c's claudes start in, nil when they start in a bubblewrap each.
-func (r *Runner) zygoteFor(c *Config) *zygotePool {
-	r.waitZygotes()
-	if r.zygotes == nil || r.sandboxOf(c).helper != "recycled" {
-		return nil
-	}
-	return r.zygotes
-}
-
 // get is an idle sandbox of k's, or a new one; it makes a spare off the caller's path
 // when none is left.
-func (zp *zygotePool) get(k zygoteKey) (*zygote, error) {
+func (zp *Pool) get(k zygoteKey) (*zygote, error) {
 	zp.mu.Lock()
 	var z *zygote
 	wait := time.NewTimer(zygoteEmptyingWait)
@@ -316,7 +243,7 @@ func (zp *zygotePool) get(k zygoteKey) (*zygote, error) {
 }
 
 // refill starts a spare for k when k has none idle and none coming back.
-func (zp *zygotePool) refill(k zygoteKey) {
+func (zp *Pool) refill(k zygoteKey) {
 	zp.mu.Lock()
 	if zp.closed || zp.filling[k] || len(zp.idle[k]) > 0 || zp.emptying[k] > 0 || zp.returning[k] > 0 {
 		zp.mu.Unlock()
@@ -344,7 +271,7 @@ func (zp *zygotePool) refill(k zygoteKey) {
 // giveBack hands z, whose claude exited, back to k's pool once it is
 // empty again; until then it counts as emptying (no longer as returning or stopping, as
 // it was).
-func (zp *zygotePool) giveBack(k zygoteKey, z *zygote, was endState) {
+func (zp *Pool) giveBack(k zygoteKey, z *zygote, was endState) {
 	zp.mu.Lock()
 	if was >= endDecided {
 		zp.returning[k]--
@@ -359,7 +286,7 @@ func (zp *zygotePool) giveBack(k zygoteKey, z *zygote, was endState) {
 
 // recycle waits until z's sandbox is empty again (its claude exited and the helper killed
 // and reaped all it left), then keeps it for k's next start, or stops it beyond the spares.
-func (zp *zygotePool) recycle(k zygoteKey, z *zygote) {
+func (zp *Pool) recycle(k zygoteKey, z *zygote) {
 	clean := false
 	select {
 	case <-z.clean:
@@ -379,7 +306,7 @@ func (zp *zygotePool) recycle(k zygoteKey, z *zygote) {
 	tell := zp.recycled
 	zp.mu.Unlock()
 	if tell != nil {
-		tell <- z
+		tell <- z.helperPID()
 	}
 	if zp.log.IsDebug() {
 		zp.log.Debug("claude's sandbox is empty again: it takes the agent's next start", "agent", k.agent, "helper", z.helperPID())
@@ -388,7 +315,7 @@ func (zp *zygotePool) recycle(k zygoteKey, z *zygote) {
 
 // close stops every idle sandbox and waits for those being emptied or started; those in
 // use stop when their claude has exited.
-func (zp *zygotePool) close() {
+func (zp *Pool) close() {
 	zp.mu.Lock()
 	zp.closed = true
 	var all []*zygote
@@ -410,7 +337,7 @@ func (zp *zygotePool) close() {
 }
 
 // goWork runs f in a goroutine that close waits for.
-func (zp *zygotePool) goWork(f func()) {
+func (zp *Pool) goWork(f func()) {
 	zp.mu.Lock()
 	zp.working++
 	zp.mu.Unlock()
@@ -426,7 +353,7 @@ func (zp *zygotePool) goWork(f func()) {
 }
 
 // cond is workDone, bound to mu on first use. mu is held.
-func (zp *zygotePool) cond() *sync.Cond {
+func (zp *Pool) cond() *sync.Cond {
 	if zp.workDone.L == nil {
 		zp.workDone.L = &zp.mu
 	}
@@ -435,7 +362,7 @@ func (zp *zygotePool) cond() *sync.Cond {
 
 // zygoteMountsOf is s's mounts as a start request carries them: what bwrapArgs would
 // give bubblewrap per start.
-func zygoteMountsOf(s sandboxSpec) []zygoteMount {
+func zygoteMountsOf(s Spec) []zygoteMount {
 	var mounts []zygoteMount
 	for _, m := range prune(mountOrder(s, hostPaths), hostPaths) {
 		mounts = append(mounts, zygoteMount{Path: m.path, Src: m.src, Op: m.op, Dir: m.dir})
@@ -446,26 +373,33 @@ func zygoteMountsOf(s sandboxSpec) []zygoteMount {
 // zygoteSystem is the mounts of a start that needs the system's programs and nothing
 // else (the helper's probe): the system's grants and scratch directories.
 func zygoteSystem() []zygoteMount {
-	return zygoteMountsOf(sandboxSpec{readOnly: confine.SystemGrants(), scratch: confine.Scratch})
+	return zygoteMountsOf(Spec{readOnly: confine.SystemGrants(), scratch: confine.Scratch})
 }
 
-// spawnRecycled starts the claude of l in one of c's recycled sandboxes: what spawn does
-// with hostChild, with a zygoteProc. argv is claude's (path and its arguments).
-func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, tmp string, argv, env []string, sl sandboxLaunch) (*proc, *Error) {
-	sl.exe = argv[0]
-	if err := r.prepared(c, sl); err != nil {
-		return nil, newError(KindCrash, err.Error())
+// NewPool is the recycled sandboxes of a host: each a bubblewrap (bwrap) running the
+// helper exe, spares idle ones kept per agent (at least zygoteSpares).
+func NewPool(bwrap, exe string, log hclog.Logger, spares int) *Pool {
+	return &Pool{bwrap: bwrap, exe: exe, log: log, spares: max(zygoteSpares, spares), idle: map[zygoteKey][]*zygote{},
+		filling: map[zygoteKey]bool{}, emptying: map[zygoteKey]int{}, returning: map[zygoteKey]int{}, stopping: map[zygoteKey]int{}, back: make(chan struct{})}
+}
+
+// Start starts c in one of c.Agent's recycled sandboxes (a spare, or one started now),
+// with the mounts c.View says. Its Process is an Ender: the pool counts the sandbox as
+// coming back once the runner decides to end it.
+func (zp *Pool) Start(c Cmd) (*Started, error) {
+	if c.View == nil {
+		return nil, errors.New("a sandboxed start without its view")
 	}
-	s := c.sandboxSpecFor(sl)
-	req := zygoteRequest{Argv: argv, Env: env, Dir: cmp.Or(s.worktree, s.workspace), Mounts: zygoteMountsOf(s)}
-	if u := c.RunAs; u != nil {
+	s := *c.View
+	req := zygoteRequest{Argv: append([]string{c.Path}, c.Args...), Env: c.Env, Dir: cmp.Or(s.worktree, s.workspace), Mounts: zygoteMountsOf(s)}
+	if u := c.User; u != nil {
 		cr := u.Credential()
 		req.User = &zygoteUser{UID: cr.Uid, GID: cr.Gid, Groups: cr.Groups}
 	}
-	k := zygoteKeyOf(c)
+	k := zygoteKeyOf(c.Agent, c.User)
 	z, err := zp.get(k)
 	if err != nil {
-		return nil, newError(KindCrash, err.Error())
+		return nil, err
 	}
 	var files []*os.File // the child's ends, closed once the helper has them
 	pipe := func() (*os.File, *os.File) {
@@ -489,11 +423,8 @@ func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, 
 	if inR == nil || outR == nil || errR == nil {
 		closeFiles(inR, inW, outR, outW, errR, errW)
 		z.stop() // idle, but no clean will say so: no claude ran
-		return nil, newError(KindCrash, "claude's pipes: too many open files")
+		return nil, errors.New("claude's pipes: too many open files")
 	}
-	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcpAsked, media: l.media, ask: l.ask, stdin: inW,
-		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, tmpdir: tmp}
-	p.spawned = time.Now()
 	run, serr := z.run(req, inR, outW, errW)
 	if serr != nil && !z.alive() {
 		// An idle sandbox that ended while it waited (killed from outside): once more in
@@ -509,37 +440,52 @@ func (r *Runner) spawnRecycled(zp *zygotePool, c *Config, l launch, key, extra, 
 	if serr != nil {
 		closeFiles(inW, outR, errR)
 		z.stop()
-		return nil, newError(KindCrash, fmt.Sprintf("start %s: %v", argv[0], serr))
+		return nil, fmt.Errorf("start %s: %w", c.Path, serr)
 	}
+	stderr := cmp.Or[io.Writer](c.Stderr, io.Discard)
 	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := errR.Read(buf)
-			if n > 0 {
-				_, _ = p.stderr.Write(buf[:n])
-			}
-			if err != nil {
-				errR.Close()
-				return
-			}
-		}
+		_, _ = io.Copy(stderr, errR)
+		errR.Close()
 	}()
-	p.run = &recycledProc{zygoteProc: run, zp: zp, k: k, z: z}
-	p.pid = run.PID()
-	if r.log.IsDebug() { // helperPID reads /proc the first time
-		r.log.Debug("started claude", "key", key, "pid", p.pid, "session", l.sessionID, "resume", l.resume, "warm", l.warm, "sandbox", "recycled", "helper", z.helperPID())
+	if zp.log.IsDebug() { // helperPID reads /proc the first time
+		zp.log.Debug("claude starts in a recycled sandbox", "agent", c.Agent, "pid", run.PID(), "helper", z.helperPID())
 	}
-	readerDone := make(chan struct{})
-	dead := make(chan struct{})
-	go r.readStdout(p, outR, dead, readerDone)
-	go r.reap(p, outR, dead, readerDone)
-	return p, nil
+	return &Started{Process: &recycledProc{zygoteProc: run, zp: zp, k: k, z: z}, Stdin: inW, Stdout: outR}, nil
+}
+
+// Close stops every idle sandbox and waits for those being emptied or started; those in
+// use stop when their claude has exited.
+func (zp *Pool) Close() { zp.close() }
+
+// Started is the number of sandbox helpers the pool started (tests: a start that reused
+// one started none).
+func (zp *Pool) Started() int {
+	zp.mu.Lock()
+	defer zp.mu.Unlock()
+	return zp.started
+}
+
+// Idle is the number of idle sandboxes the pool keeps for agent's claudes run as u, and
+// whether one more is being started for it.
+func (zp *Pool) Idle(agent string, u *runas.User) (idle int, filling bool) {
+	k := zygoteKeyOf(agent, u)
+	zp.mu.Lock()
+	defer zp.mu.Unlock()
+	return len(zp.idle[k]), zp.filling[k]
+}
+
+// NotifyRecycled makes the pool send on ch the helper pid of each sandbox that went back
+// to it, empty again (tests).
+func (zp *Pool) NotifyRecycled(ch chan<- int) {
+	zp.mu.Lock()
+	zp.recycled = ch
+	zp.mu.Unlock()
 }
 
 // recycledProc is a zygoteProc whose sandbox goes back to its pool when released.
 type recycledProc struct {
 	*zygoteProc
-	zp *zygotePool
+	zp *Pool
 	k  zygoteKey
 	z  *zygote
 
@@ -558,7 +504,7 @@ const (
 	endStopping
 )
 
-var _ ender = (*recycledProc)(nil)
+var _ Ender = (*recycledProc)(nil)
 
 func (p *recycledProc) Ending()   { p.advance(endDecided) }
 func (p *recycledProc) Stopping() { p.advance(endStopping) }
