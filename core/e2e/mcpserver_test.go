@@ -25,33 +25,26 @@ import (
 // and agent "ops" is not offered it.
 func TestAgentMCPServer(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
+	dir := rig.dir
 	ws := filepath.Join(dir, "workspace")
 	server := filepath.Join(ws, "tools", "mcpecho")
 	if out, err := exec.Command("go", "build", "-o", server, "./testdata/mcpecho").CombinedOutput(); err != nil {
 		t.Fatalf("build the MCP server: %v\n%s", err, out)
 	}
 	const token = "tok-e2e-5ecret-7781"
-	d := Start(t, Host{
-		Dir: dir,
+	d := rig.start(t, Host{
 		Agent: func() Agent {
-			a := RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": ws, "timeout": "60s",
+			a := rig.agent(Attrs{"workspace": ws, "timeout": "60s",
 				"allowed_tools": []string{"mcp__echo__token_hash"}})
 			a.Raw = fmt.Sprintf("mcp_server \"echo\" {\n  command = %q\n  env = { ECHO_TOKEN = %q }\n}\n", server, token)
 			return a
 		}(),
 		Agents:   []Agent{{ID: "ops", Attrs: Attrs{"chats": []string{"tg:1002"}, "workspace": filepath.Join(dir, "ops")}}},
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002"}},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	request := func(n int) *anthropictest.Request {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), tgWait)
@@ -95,12 +88,9 @@ func TestAgentMCPServer(t *testing.T) {
 // claude leaves it out again (a changed file needs a new approval).
 func TestWorkspaceMCPApproval(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
+	dir := rig.dir
 	ws := filepath.Join(dir, "workspace")
 	server := filepath.Join(ws, "tools", "mcpecho")
 	if out, err := exec.Command("go", "build", "-o", server, "./testdata/mcpecho").CombinedOutput(); err != nil {
@@ -114,15 +104,11 @@ func TestWorkspaceMCPApproval(t *testing.T) {
 		}
 	}
 	write("wsecho")
-	d := Start(t, Host{
-		Dir:      dir,
-		Agent:    RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": ws, "timeout": "60s"}),
+	d := rig.start(t, Host{
+		Agent:    rig.agent(Attrs{"workspace": ws, "timeout": "60s"}),
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002", "tg:1003"}},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	// ask sends text from a chat of its own (a new claude process) and
 	// returns the request that carried it.
 	ask := func(chat int64, text string) string {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
-	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // whoamiTool is claude's tool_use of the whoami-tool example's tool name
@@ -34,31 +33,24 @@ func whoamiTool(name string, input map[string]any) anthropictest.Reply {
 // its file and line.
 func TestPluginToolThroughClaude(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
+	dir := rig.dir
 	if err := os.MkdirAll(filepath.Join(dir, "helper", "memory"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "helper", "memory", "pets.md"), []byte("# Pets\n\nAlice's cat is called Miso.\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := Start(t, Host{
-		Dir:   dir,
-		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s"}),
+	d := rig.start(t, Host{
+		Agent: rig.agent(Attrs{"timeout": "60s"}),
 		Agents: []Agent{{ID: "helper", Attrs: Attrs{"chats": []string{"tg:1001"}, "workspace": filepath.Join(dir, "helper"),
 			"tools":         []string{"whoami.*", "memory.search"},
 			"allowed_tools": []string{"mcp__clawhost__whoami__whoami", "mcp__clawhost__whoami__wait", "mcp__clawhost__memory__search"}}}},
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002"}},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
-		Plugins: []Plugin{tgPlugin(srv.APIEndpoint()),
-			{Name: "whoami", Source: "whoami-tool", Attrs: Attrs{"tool_timeout": "2s"}}, {Name: "memory", Source: "memory"}},
+		Plugins:  []Plugin{{Name: "whoami", Source: "whoami-tool", Attrs: Attrs{"tool_timeout": "2s"}}, {Name: "memory", Source: "memory"}},
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	request := func(n int) *anthropictest.Request {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), tgWait)
@@ -139,22 +131,15 @@ func TestPluginToolThroughClaude(t *testing.T) {
 // without a question.
 func TestPluginToolApprovedAlways(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	Start(t, Host{
-		Dir: dir,
-		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s",
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
+	rig.start(t, Host{
+		Agent: rig.agent(Attrs{"timeout": "60s",
 			"approvals": "chat", "tools": []string{"whoami.whoami"}}),
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint()), {Name: "whoami", Source: "whoami-tool"}},
+		Plugins:  []Plugin{{Name: "whoami", Source: "whoami-tool"}},
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chat, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
 	const asked = "claude wants to use whoami.whoami (a tool of plugin whoami)"
 
@@ -215,23 +200,17 @@ func TestPluginToolApprovedAlways(t *testing.T) {
 // the reply is delivered once.
 func TestKill9ToolSideEffectOnce(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
+	dir := rig.dir
 	ws := filepath.Join(dir, "workspace")
-	d := Start(t, Host{
-		Dir: dir,
-		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": ws, "timeout": "60s",
+	d := rig.start(t, Host{
+		Agent: rig.agent(Attrs{"workspace": ws, "timeout": "60s",
 			"tools": []string{"whoami.note"}, "allowed_tools": []string{"mcp__clawhost__whoami__note"}}),
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint()), {Name: "whoami", Source: "whoami-tool"}},
+		Plugins:  []Plugin{{Name: "whoami", Source: "whoami-tool"}},
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	note := whoamiTool("note", map[string]any{"text": "buy milk"})
 	// The model asks for the note, then takes its time over the answer:
 	// the kill comes while claude waits for it.
