@@ -16,7 +16,6 @@ import (
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
-	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestApprovalsTelegramRealClaude: Deny through a callback query keeps the
@@ -137,28 +136,17 @@ func TestApprovalsWebchatRealClaude(t *testing.T) {
 	fake := anthropictest.New()
 	t.Cleanup(fake.Close)
 	dir, outside := t.TempDir(), t.TempDir()
-	listen := wcFreeAddr(t)
 	// The web chat and the real claude CLI with tool approvals from the
 	// chat. A browser's id is not known before it writes, so no owner can
 	// be named: approvers = "sender" (on purpose: the test is about the web
 	// chat's buttons).
-	h := Host{
+	startWebchatIn(t, b, Host{
 		Dir: dir,
 		Agent: RealClaude(claude, filepath.Join(dir, "home"), fake.URL(), Attrs{
 			"workspace": filepath.Join(dir, "workspace"), "timeout": "60s", "approvals": "chat", "approvers": "sender",
 			"sandbox": "off", // the command writes outside the workspace, which the sandbox makes read-only
 		}),
-		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}},
-		Admin:   Attrs{"listen": ""},
-		Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}}},
-	}
-	cfg := h.Write(t)
-	Launch(t, cfg)
-	url := "http://" + listen + "/"
-	sdktest.WaitFor(t, "the page", func() bool { return wcHealthy(url) })
-	if err := b.Open(wcFileLink(t, filepath.Join(dir, "data"), "web", url)); err != nil {
-		t.Fatal(err)
-	}
+	})
 	target := filepath.Join(outside, "allowed")
 	fake.Enqueue(anthropictest.Reply{Text: "On it.", ToolUse: &anthropictest.ToolUse{Name: "Bash", Input: map[string]any{"command": "touch " + target, "description": "create it"}}},
 		anthropictest.Reply{Text: "Created it."})

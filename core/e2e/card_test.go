@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -272,17 +271,9 @@ func TestTurnCardWebchat(t *testing.T) {
 	fake := anthropictest.New()
 	t.Cleanup(fake.Close)
 	mod, _ := realClaudeIn(t, fake)
-	dir := t.TempDir()
-	listen := wcFreeAddr(t)
-	h := Host{Dir: dir, Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}}, Admin: Attrs{"listen": ""},
-		Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}}}}
+	var h Host
 	mod(&h)
-	Start(t, h)
-	url := "http://" + listen + "/"
-	sdktest.WaitFor(t, "the page", func() bool { return wcHealthy(url) })
-	if err := b.Open(wcFileLink(t, filepath.Join(dir, "data"), "web", url)); err != nil {
-		t.Fatal(err)
-	}
+	startWebchatIn(t, b, h)
 	stopLabel := "⏹ Stop"
 	hasStop := func() bool {
 		ls, err := b.Buttons()

@@ -411,3 +411,29 @@ func TestWebchatStreamedBlocks(t *testing.T) {
 		}
 	}
 }
+
+// startWebchatIn starts h with the web chat as a plugin of its own
+// (instance "web" on a free loopback port) and, when h names none, access
+// for every browser and no admin listener; once the page answers, b opens
+// it with the token the plugin keeps.
+func startWebchatIn(t *testing.T, b *webchattest.Browser, h Host) *Daemon {
+	t.Helper()
+	if h.Dir == "" {
+		h.Dir = t.TempDir()
+	}
+	listen := wcFreeAddr(t)
+	h.Plugins = append(h.Plugins, Plugin{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}})
+	if h.Access == nil {
+		h.Access = Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}}
+	}
+	if h.Admin == nil {
+		h.Admin = Attrs{"listen": ""}
+	}
+	d := Start(t, h)
+	url := "http://" + listen + "/"
+	sdktest.WaitFor(t, "the page", func() bool { return wcHealthy(url) })
+	if err := b.Open(wcFileLink(t, filepath.Join(h.Dir, "data"), "web", url)); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -55,16 +55,43 @@ func (r *tgClaude) start(t *testing.T, h Host) *Daemon {
 }
 
 // startOnTelegram starts h, whose plugins include the telegram plugin on
-// srv, and returns once the plugin polls (its first getUpdates). When the
-// test fails, its log gets the requests srv saw.
+// srv, and returns once the plugin polls (its first getUpdates); see
+// launchOn. The caller closes srv.
 func startOnTelegram(t *testing.T, srv *telegramtest.Server, h Host) *Daemon {
 	t.Helper()
+	d := launchOn(t, h, platform{name: "bot API", requests: func() string { return tgRequestLog(srv) }})
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	return d
+}
+
+// platform is the fake chat platform a host's channel plugin talks to.
+type platform struct {
+	// name says whose requests a failed test's log shows.
+	name string
+	// close, when set, closes the fake after the host stopped
+	// (cleanups run last registered first), so that the plugin never
+	// sees its API vanish.
+	close func()
+	// requests is the fake's request log.
+	requests func() string
+}
+
+// launchOn applies mods to h in order, writes its config and starts
+// clawhost on it. When the test fails, its log gets the requests the
+// platform saw.
+func launchOn(t *testing.T, h Host, p platform, mods ...func(*Host)) *Daemon {
+	t.Helper()
+	for _, m := range mods {
+		m(&h)
+	}
+	if p.close != nil {
+		t.Cleanup(p.close)
+	}
 	d := Start(t, h)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
+			t.Logf("%s requests:\n%s", p.name, p.requests())
 		}
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	return d
 }
