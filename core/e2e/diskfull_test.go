@@ -34,7 +34,7 @@ func TestDiskFull(t *testing.T) {
 		t.Skipf("mount -t tmpfs failed: %v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", data).Run() }) // after the host stops
-	addr := wcFreeAddr(t)
+	addr := freeAddr(t)
 	h := loopbackHost(dir, false)
 	h.DataDir, h.Admin = data, Attrs{"listen": addr}
 	d := Launch(t, h.Write(t))

@@ -57,7 +57,7 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 	for b.Loop() {
 		admin := Attrs{"listen": ""}
 		if *firstPprof != "" {
-			admin = Attrs{"listen": freeLoopback(b), "pprof": true}
+			admin = Attrs{"listen": freeAddr(b), "pprof": true}
 		}
 		srv, d, runLog := outHost(b, claude, admin)
 		host := d.cmd.Process.Pid

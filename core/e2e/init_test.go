@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,16 +44,6 @@ func newInitEnv(t *testing.T) *initEnv {
 	e.api = anthropictest.New()
 	t.Cleanup(e.api.Close)
 	return e
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // environ is the user's environment: no token in it (init writes it to

@@ -37,7 +37,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -128,7 +127,7 @@ func outRound(b *testing.B, claude string, storage ...Attrs) outResult {
 	b.Helper()
 	admin := Attrs{"listen": ""}
 	if *outPprof != "" {
-		admin = Attrs{"listen": freeLoopback(b), "pprof": true}
+		admin = Attrs{"listen": freeAddr(b), "pprof": true}
 	}
 	srv, d, runLog := outHost(b, claude, admin, storage...)
 	host := d.cmd.Process.Pid
@@ -285,17 +284,6 @@ func outProfile(b *testing.B, addr string) chan []byte {
 		ch <- data
 	}()
 	return ch
-}
-
-// freeLoopback is a free 127.0.0.1 address.
-func freeLoopback(tb testing.TB) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // procFaults is how many minor page faults process pid took (0 when it

@@ -21,7 +21,7 @@ import (
 func TestPageToolApproval(t *testing.T) {
 	rig, outside := newTgClaude(t), t.TempDir()
 	fake, srv, dir := rig.fake, rig.srv, rig.dir
-	adminAddr := wcFreeAddr(t)
+	adminAddr := freeAddr(t)
 	d := rig.start(t, Host{
 		Agent:    rig.agent(Attrs{"timeout": "60s", "approvals": "chat", "approval_timeout": "60s", "sandbox": "off"}),
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}},

@@ -28,7 +28,7 @@ type checksFile struct {
 
 func newChecksFile(t *testing.T) *checksFile {
 	dir := t.TempDir()
-	return &checksFile{t: t, dir: dir, path: filepath.Join(dir, "config.hcl"), adminAddr: wcFreeAddr(t), addrFile: filepath.Join(dir, "lo.addr")}
+	return &checksFile{t: t, dir: dir, path: filepath.Join(dir, "config.hcl"), adminAddr: freeAddr(t), addrFile: filepath.Join(dir, "lo.addr")}
 }
 
 func (c *checksFile) write(zone string) {

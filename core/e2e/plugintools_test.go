@@ -51,26 +51,16 @@ func TestPluginToolThroughClaude(t *testing.T) {
 		Messages: Attrs{"streaming": "off"},
 		Plugins:  []Plugin{{Name: "whoami", Source: "whoami-tool", Attrs: Attrs{"tool_timeout": "2s"}}, {Name: "memory", Source: "memory"}},
 	})
-	request := func(n int) *anthropictest.Request {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-		defer cancel()
-		r, err := fake.WaitDone(ctx, n)
-		if err != nil {
-			t.Fatalf("request %d: %v", n, err)
-		}
-		return r
-	}
 	alice, bob := tgUser(tgAlice, "Alice"), tgUser(1002, "Bob")
 
 	// whoami: the plugin sees the chat, the sender and the agent.
 	fake.Enqueue(whoamiTool("whoami", map[string]any{}), anthropictest.Reply{Text: "You are Alice."})
 	srv.PushText(telegramtest.PrivateChat(tgAlice), alice, "who am I?")
 	tgWaitMessage(t, srv, tgAlice, "You are Alice.")
-	if !strings.Contains(string(request(1).Body), "mcp__clawhost__whoami__whoami") {
+	if !strings.Contains(string(apiRequest(t, fake, 1).Body), "mcp__clawhost__whoami__whoami") {
 		t.Error("agent helper's claude was not offered the plugin's tool")
 	}
-	if res := request(2).LastUserText(); !strings.Contains(res, "chat tg:1001 (direct), sender 1001 (Alice), agent helper, workspace "+filepath.Join(dir, "helper")) {
+	if res := apiRequest(t, fake, 2).LastUserText(); !strings.Contains(res, "chat tg:1001 (direct), sender 1001 (Alice), agent helper, workspace "+filepath.Join(dir, "helper")) {
 		t.Errorf("whoami's result: %q", res)
 	}
 
@@ -78,7 +68,7 @@ func TestPluginToolThroughClaude(t *testing.T) {
 	fake.Enqueue(whoamiTool("wait", map[string]any{"seconds": 3600}), anthropictest.Reply{Text: "It took too long."})
 	srv.PushText(telegramtest.PrivateChat(tgAlice), alice, "wait an hour")
 	tgWaitMessage(t, srv, tgAlice, "It took too long.")
-	if res := request(4).LastUserText(); !strings.Contains(res, "The tool whoami.wait did not answer within 2s and was stopped.") {
+	if res := apiRequest(t, fake, 4).LastUserText(); !strings.Contains(res, "The tool whoami.wait did not answer within 2s and was stopped.") {
 		t.Errorf("the hanging tool's result: %q", res)
 	}
 
@@ -87,10 +77,10 @@ func TestPluginToolThroughClaude(t *testing.T) {
 	fake.Enqueue(whoamiTool("whoami", map[string]any{}), anthropictest.Reply{Text: "No such tool here."})
 	srv.PushText(telegramtest.PrivateChat(1002), bob, "who am I?")
 	tgWaitMessage(t, srv, 1002, "No such tool here.")
-	if strings.Contains(string(request(5).Body), "mcp__clawhost__whoami__whoami") {
+	if strings.Contains(string(apiRequest(t, fake, 5).Body), "mcp__clawhost__whoami__whoami") {
 		t.Error("the default agent's claude was offered a tool it is not granted")
 	}
-	if res := request(6).LastUserText(); strings.Contains(res, "chat tg:") || !strings.Contains(strings.ToLower(res), "no such tool") {
+	if res := apiRequest(t, fake, 6).LastUserText(); strings.Contains(res, "chat tg:") || !strings.Contains(strings.ToLower(res), "no such tool") {
 		t.Errorf("the ungranted call's result: %q", res)
 	}
 
@@ -99,7 +89,7 @@ func TestPluginToolThroughClaude(t *testing.T) {
 		anthropictest.Reply{Text: "Miso."})
 	srv.PushText(telegramtest.PrivateChat(tgAlice), alice, "what is my cat called?")
 	tgWaitMessage(t, srv, tgAlice, "Miso.")
-	if res := request(8).LastUserText(); !strings.Contains(res, "memory/pets.md:1\n# Pets\nAlice's cat is called Miso.") {
+	if res := apiRequest(t, fake, 8).LastUserText(); !strings.Contains(res, "memory/pets.md:1\n# Pets\nAlice's cat is called Miso.") {
 		t.Errorf("memory.search's result: %q", res)
 	}
 

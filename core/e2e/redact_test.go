@@ -18,11 +18,11 @@ import (
 func TestRedactsConfiguredSecrets(t *testing.T) {
 	const webToken, envToken = "webchat-token-0123456789", "loop-env-secret-abcdef"
 	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
+	adminAddr := freeAddr(t)
 	addrFile := filepath.Join(dir, "lo.addr")
 	h := Host{Dir: dir, Admin: Attrs{"listen": adminAddr}, Plugins: []Plugin{
 		{Name: "lo", Source: "loopback", Attrs: Attrs{"env": map[string]string{"LOOPBACK_API_TOKEN": envToken}}, Config: Attrs{"addr_file": addrFile}},
-		{Name: "web", Source: "webchat", Config: Attrs{"listen": wcFreeAddr(t), "access_token": webToken}},
+		{Name: "web", Source: "webchat", Config: Attrs{"listen": freeAddr(t), "access_token": webToken}},
 	}}
 	cfgPath := h.Write(t)
 	d := Launch(t, cfgPath)

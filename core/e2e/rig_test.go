@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"maps"
+	"net"
 	"path/filepath"
 	"testing"
 
@@ -94,4 +96,27 @@ func launchOn(t *testing.T, h Host, p platform, mods ...func(*Host)) *Daemon {
 		}
 	})
 	return d
+}
+
+// freeAddr is a loopback address with a port free right now.
+func freeAddr(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// apiRequest waits for the fake API's n-th request (1-based) to finish.
+func apiRequest(t *testing.T, fake *anthropictest.Server, n int) *anthropictest.Request {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+	defer cancel()
+	r, err := fake.WaitDone(ctx, n)
+	if err != nil {
+		t.Fatalf("request %d: %v", n, err)
+	}
+	return r
 }

@@ -33,7 +33,7 @@ func startAdminHost(t *testing.T, url, id, listen string, mods ...func(*Host)) *
 // h1 is killed with -9, h2 shows it expired.
 func TestHostsStatus(t *testing.T) {
 	url := pgtest.Cluster(t).NewDatabase(t)
-	listen := map[string]string{"h1": wcFreeAddr(t), "h2": wcFreeAddr(t)}
+	listen := map[string]string{"h1": freeAddr(t), "h2": freeAddr(t)}
 	hosts := map[string]*daemon{"h1": startAdminHost(t, url, "h1", listen["h1"]), "h2": startAdminHost(t, url, "h2", listen["h2"])}
 
 	// status is host id's /status.json; ok is false while it cannot be read.

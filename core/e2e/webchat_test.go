@@ -9,7 +9,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -28,29 +27,17 @@ import (
 // wcBrowserTimeout bounds each browser test as a whole.
 const wcBrowserTimeout = 120 * time.Second
 
-// wcFreeAddr returns a loopback address with a port free right now.
-func wcFreeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // startWebchatDaemon runs clawhost with only the webchat plugin and returns
 // the daemon and the page's link with its token, as `clawhost status`
 // shows it, once the page answers.
 func startWebchatDaemon(t *testing.T) (*daemon, string) {
 	t.Helper()
 	dir := t.TempDir()
-	listen := wcFreeAddr(t)
+	listen := freeAddr(t)
 	h := Host{
 		Dir:     dir,
 		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}},
-		Admin:   Attrs{"listen": wcFreeAddr(t)},
+		Admin:   Attrs{"listen": freeAddr(t)},
 		Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}}},
 	}
 	cfg := h.Write(t)
@@ -421,7 +408,7 @@ func startWebchatIn(t *testing.T, b *webchattest.Browser, h Host) *Daemon {
 	if h.Dir == "" {
 		h.Dir = t.TempDir()
 	}
-	listen := wcFreeAddr(t)
+	listen := freeAddr(t)
 	h.Plugins = append(h.Plugins, Plugin{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}})
 	if h.Access == nil {
 		h.Access = Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}}

@@ -29,7 +29,7 @@ func TestWebchatUploadAcrossKill9(t *testing.T) {
 	for _, point := range []string{"stored", "running", "answered"} {
 		t.Run(point, func(t *testing.T) {
 			dir := t.TempDir()
-			listen := wcFreeAddr(t)
+			listen := freeAddr(t)
 			f := &faultHost{t: t, runLog: filepath.Join(dir, "claude-runs.jsonl")}
 			h := Host{
 				Dir:      dir,
