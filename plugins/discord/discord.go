@@ -87,8 +87,10 @@ type Adapter struct {
 	chans channelCache
 	retry chan struct{} // the operator asked to reconnect after a fatal close
 
-	// threadCtx are the threads whose context was attached (threadcontext.go).
-	threadCtx attached
+	// threadCtx are the threads whose context was attached
+	// (threadcontext.go), so that a thread costs two REST calls per plugin
+	// process.
+	threadCtx channel.FirstSeen
 
 	mu       sync.Mutex
 	menu     []channel.MenuEntry // the host's commands, registered once the app id is known
