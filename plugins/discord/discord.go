@@ -131,12 +131,7 @@ func (a *Adapter) Configure(_ context.Context, cfg schema.Config) error {
 		return err
 	}
 	a.cfg = c
-	if cfg.Logger != nil {
-		a.log = cfg.Logger
-	}
-	if cfg.Status != nil {
-		a.status = cfg.Status
-	}
+	a.log, a.status = cfg.Log(), cfg.Reporter()
 	st, err := openStore(cfg.DataDir)
 	if err != nil {
 		return err

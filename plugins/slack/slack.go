@@ -136,12 +136,7 @@ func (a *Adapter) Configure(_ context.Context, cfg schema.Config) error {
 		return err
 	}
 	a.cfg = c
-	if cfg.Logger != nil {
-		a.log = cfg.Logger
-	}
-	if cfg.Status != nil {
-		a.status = cfg.Status
-	}
+	a.log, a.status = cfg.Log(), cfg.Reporter()
 	a.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	a.api = newClient(c, a.http)
 	if err := a.threads.open(cfg.DataDir); err != nil {
