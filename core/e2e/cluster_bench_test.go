@@ -128,7 +128,7 @@ func clusterLoadRound(b *testing.B, srv *pgtest.Server, hosts, round int) cluste
 	}
 	defer func() {
 		for _, d := range ds {
-			loadStop(d)
+			d.stop()
 		}
 	}()
 	deadline := time.Now().Add(tgWait)

@@ -108,7 +108,7 @@ func outHost(b *testing.B, claude string, admin Attrs, storage ...Attrs) (*teleg
 		h.Storage = storage[0]
 	}
 	d := Launch(b, h.Write(b))
-	b.Cleanup(func() { loadStop(d) })
+	b.Cleanup(func() { d.stop() })
 	deadline := time.Now().Add(tgWait)
 	for len(srv.Requests("getUpdates")) == 0 || len(srv.Commands()) == 0 {
 		if time.Now().After(deadline) {

@@ -160,7 +160,7 @@ func BenchmarkFirstTurnSandbox(b *testing.B) {
 			// The third host's sandboxes are recycled.
 			d := withHelper(b, i == 2, func() *Daemon { return LaunchAs(b, h.Write(b), as) })
 			assertRunsAs(b, d, as)
-			b.Cleanup(func() { loadStop(d) })
+			b.Cleanup(func() { d.stop() })
 			hosts[i] = &host{srv: srv, d: d, runLog: runLog, ids: map[string]int{}}
 		}
 		for i, h := range hosts {
