@@ -24,7 +24,7 @@ const (
 func TestAccessGroupsAndPairingLifecycle(t *testing.T) {
 	srv := telegramtest.NewServer(tgToken)
 	dir := t.TempDir()
-	adminAddr := freeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	// Pairing for direct messages, no owners, Alice on allow_from, one
 	// listed group without group_allow_from.
 	h := Host{

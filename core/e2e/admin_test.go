@@ -35,7 +35,7 @@ func adminHost(dir, adminAddr string) Host {
 // endpoint's base URL.
 func startPairingHost(t *testing.T, mod func(*Host)) (*daemon, string) {
 	t.Helper()
-	dir, adminAddr := t.TempDir(), freeAddr(t)
+	dir, adminAddr := t.TempDir(), sdktest.FreeAddr(t)
 	h := adminHost(dir, adminAddr)
 	if mod != nil {
 		mod(&h)
@@ -160,7 +160,7 @@ func TestAdminAndPairingCLI(t *testing.T) {
 // what to do, while the rest of the host serves.
 func TestStatusShowsWhatToDo(t *testing.T) {
 	dir := t.TempDir()
-	adminAddr := freeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	h := adminHost(dir, adminAddr)
 	h.Plugins = append(h.Plugins, Plugin{Name: "gone", Source: "loopback", Attrs: Attrs{"path": filepath.Join(dir, "clawhost-gone")}})
 	cfgPath, addrFile := h.Write(t), filepath.Join(dir, "lo.addr")

@@ -172,7 +172,7 @@ func TestAttachTerminalTelegram(t *testing.T) {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	adminAddr := freeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	d := rig.start(t, Host{
 		Agent: rig.agent(Attrs{"timeout": "60s", "approvals": "chat", "sandbox": "off"}),
 		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002"}, "owners": []string{"tg:1001"},

@@ -233,10 +233,10 @@ func TestAttentionQREndToEnd(t *testing.T) {
 func TestTelegramStates(t *testing.T) {
 	rejecting := telegramtest.NewServer(tgToken)
 	t.Cleanup(rejecting.Close)
-	downAddr := freeAddr(t) // nothing listens here yet
+	downAddr := sdktest.FreeAddr(t) // nothing listens here yet
 
 	dir := t.TempDir()
-	adminAddr := freeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	cfgPath := filepath.Join(dir, "config.hcl")
 	// The telegram plugin as "tg" with a fixed admin address.
 	write := func(token, endpoint string) {

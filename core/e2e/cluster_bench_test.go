@@ -17,6 +17,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // BenchmarkClusterLoad: messages/s end to end (fake Bot API, the telegram
@@ -121,7 +122,7 @@ func clusterLoadRound(b *testing.B, srv *pgtest.Server, hosts, round int) cluste
 		h := loadHost(dir, exe, filepath.Join(dir, "runs.jsonl"), nil, tg.APIEndpoint())
 		if url != "" {
 			h.Storage = Attrs{"engine": "postgres", "url": url, "host_id": fmt.Sprintf("h%d", i+1), "lease_ttl": "3s"}
-			admins = append(admins, freeAddr(b))
+			admins = append(admins, sdktest.FreeAddr(b))
 			h.Admin = Attrs{"listen": admins[i]}
 		}
 		ds = append(ds, Start(b, h))

@@ -58,7 +58,7 @@ func startDiscordDaemon(t *testing.T, messageContent bool, prepare func(*discord
 		prepare(srv)
 	}
 	dir := t.TempDir()
-	e.admin = freeAddr(t)
+	e.admin = sdktest.FreeAddr(t)
 	// Alice and Carol by DM; every member of #general when they mention
 	// the bot.
 	h := Host{

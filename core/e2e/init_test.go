@@ -38,7 +38,7 @@ type initEnv struct {
 
 func newInitEnv(t *testing.T) *initEnv {
 	t.Helper()
-	e := &initEnv{home: t.TempDir(), claude: clClaudeBin(t), admin: freeAddr(t), web: freeAddr(t)}
+	e := &initEnv{home: t.TempDir(), claude: clClaudeBin(t), admin: sdktest.FreeAddr(t), web: sdktest.FreeAddr(t)}
 	e.tg = telegramtest.NewServer(initTGToken)
 	t.Cleanup(e.tg.Close)
 	e.api = anthropictest.New()

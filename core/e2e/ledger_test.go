@@ -47,7 +47,7 @@ func TestLedgerTurnCosts(t *testing.T) {
 		}
 		return anthropictest.Reply{Text: "echo: " + r.LastUserText(), InputTokens: in, OutputTokens: out}
 	})
-	adminAddr := freeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	const alice, bob, erin = 1001, 2002, 5005
 	const group = tgGroup
 	erinGroups := []int64{-1001234500011, -1001234500012, -1001234500013}

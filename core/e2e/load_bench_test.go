@@ -48,6 +48,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const (
@@ -201,7 +202,7 @@ func loadClawhostRoundWith(b *testing.B, round int, claude string, agent Attrs, 
 	runLog := filepath.Join(dir, "workspace", "claude-runs.jsonl")
 	h := loadHost(dir, claude, runLog, agent, srv.APIEndpoint())
 	if o.sandbox {
-		h.Admin = Attrs{"listen": freeAddr(b)}
+		h.Admin = Attrs{"listen": sdktest.FreeAddr(b)}
 	}
 	d := LaunchAs(b, h.Write(b), o.as)
 	defer d.stop()

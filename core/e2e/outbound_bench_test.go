@@ -48,6 +48,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const (
@@ -127,7 +128,7 @@ func outRound(b *testing.B, claude string, storage ...Attrs) outResult {
 	b.Helper()
 	admin := Attrs{"listen": ""}
 	if *outPprof != "" {
-		admin = Attrs{"listen": freeAddr(b), "pprof": true}
+		admin = Attrs{"listen": sdktest.FreeAddr(b), "pprof": true}
 	}
 	srv, d, runLog := outHost(b, claude, admin, storage...)
 	host := d.cmd.Process.Pid

@@ -12,6 +12,7 @@ import (
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestPageToolApproval: in Chromium, a tool-use question waiting in a
@@ -21,7 +22,7 @@ import (
 func TestPageToolApproval(t *testing.T) {
 	rig, outside := newTgClaude(t), t.TempDir()
 	fake, srv, dir := rig.fake, rig.srv, rig.dir
-	adminAddr := freeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	d := rig.start(t, Host{
 		Agent:    rig.agent(Attrs{"timeout": "60s", "approvals": "chat", "approval_timeout": "60s", "sandbox": "off"}),
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}},

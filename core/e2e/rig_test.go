@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"maps"
-	"net"
 	"path/filepath"
 	"testing"
 
@@ -96,17 +95,6 @@ func launchOn(t *testing.T, h Host, p platform, mods ...func(*Host)) *Daemon {
 		}
 	})
 	return d
-}
-
-// freeAddr is a loopback address with a port free right now.
-func freeAddr(tb testing.TB) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // apiRequest waits for the fake API's n-th request (1-based) to finish.

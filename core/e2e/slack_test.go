@@ -369,7 +369,7 @@ func TestSlackInvalidAuth(t *testing.T) {
 	srv.RevokeBotToken()
 	h := Host{
 		Dir:   t.TempDir(),
-		Admin: Attrs{"listen": freeAddr(t)},
+		Admin: Attrs{"listen": sdktest.FreeAddr(t)},
 		Plugins: []Plugin{{Name: "sl", Source: "slack", Config: Attrs{
 			"bot_token": slBotToken, "app_token": slAppToken, "api_endpoint": srv.Endpoint()}}},
 	}

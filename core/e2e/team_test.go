@@ -68,7 +68,7 @@ func TestTeamTelegram(t *testing.T) {
 		}
 		return anthropictest.Reply{Text: "echo: " + r.LastUserText(), InputTokens: perTurn}
 	})
-	adminAddr := freeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	const alice, bob, carol, dave, erin = 1001, 2002, 3003, 4004, 5005
 	d := rig.start(t, Host{
 		Agent: rig.agent(Attrs{"timeout": "60s"}),

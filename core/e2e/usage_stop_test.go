@@ -29,7 +29,7 @@ func TestStoppedTurnInTheLedger(t *testing.T) {
 		}
 		return anthropictest.Reply{Text: "echo: " + r.LastUserText()}
 	})
-	adminAddr := freeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	const alice = 1001
 	rig.start(t, Host{
 		Agent:    rig.agent(Attrs{"timeout": "120s"}),

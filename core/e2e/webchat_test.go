@@ -33,11 +33,11 @@ const wcBrowserTimeout = 120 * time.Second
 func startWebchatDaemon(t *testing.T) (*daemon, string) {
 	t.Helper()
 	dir := t.TempDir()
-	listen := freeAddr(t)
+	listen := sdktest.FreeAddr(t)
 	h := Host{
 		Dir:     dir,
 		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}},
-		Admin:   Attrs{"listen": freeAddr(t)},
+		Admin:   Attrs{"listen": sdktest.FreeAddr(t)},
 		Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}}},
 	}
 	cfg := h.Write(t)
@@ -408,7 +408,7 @@ func startWebchatIn(t *testing.T, b *webchattest.Browser, h Host) *Daemon {
 	if h.Dir == "" {
 		h.Dir = t.TempDir()
 	}
-	listen := freeAddr(t)
+	listen := sdktest.FreeAddr(t)
 	h.Plugins = append(h.Plugins, Plugin{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}})
 	if h.Access == nil {
 		h.Access = Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}}
