@@ -189,6 +189,8 @@ var harnesses = map[string]bool{
 	// Only tests import them; they live in core/internal to stay private.
 	"core/internal/testbin":           true,
 	"core/internal/tstime/tstimetest": true,
+	"core/internal/vectors":           true,
+	"core/internal/golden":            true,
 	// The end-to-end harness writes a whole host's configuration and runs
 	// the binary: it stands where the daemon's composition does.
 	"core/e2e": true,

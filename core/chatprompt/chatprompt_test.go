@@ -2,7 +2,6 @@ package chatprompt
 
 import (
 	"cmp"
-	"flag"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,14 +11,14 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/clawhost/clawhost/core/internal/golden"
+
 	"github.com/clawhost/clawhost/plugins/discord"
 	"github.com/clawhost/clawhost/plugins/telegram"
 	"github.com/clawhost/clawhost/plugins/webchat"
 	"github.com/clawhost/clawhost/plugins/whatsapp"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 var day = time.Date(2026, 11, 24, 9, 30, 0, 0, time.UTC)
 
@@ -66,20 +65,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got+"\n" != string(want) {
-				t.Errorf("section differs from %s (go test ./core/chatprompt -update):\n%s", path, got)
-			}
+			golden.Check(t, filepath.Join("testdata", name+".golden"), []byte(got+"\n"))
 			again, _ := Default.Render(c)
 			if again != got {
 				t.Error("two renders differ")

@@ -1,15 +1,13 @@
 package chunk
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
+	"github.com/clawhost/clawhost/core/internal/golden"
+)
 
 const goldenInput = "# Release notes\n\nThis release (finally) fixes the chunker so long replies stay readable 😀.\r\n" +
 	"- item one\n- item two with a [link](https://example.com/a/very/long/path/that/keeps/going)\n\n" +
@@ -46,22 +44,7 @@ func TestGolden(t *testing.T) {
 			for i, c := range tc.run() {
 				fmt.Fprintf(&b, "--- chunk %d (%d units)\n%s\n", i, Len(c), c)
 			}
-			path := filepath.Join("testdata", "golden", tc.name+".txt")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("read golden (run with -update to create): %v", err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("output differs from %s:\n%s", path, b.String())
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", tc.name+".txt"), []byte(b.String()))
 		})
 	}
 }

@@ -33,9 +33,7 @@ func TestVectorsChunk(t *testing.T) {
 				var in string
 				var p chunkParams
 				var want []string
-				vectors.Unmarshal(t, tc.Input, &in)
-				vectors.Unmarshal(t, tc.Params, &p)
-				vectors.Unmarshal(t, tc.Expected, &want)
+				tc.Decode(t, &in, &p, &want)
 				got := fn(in, p)
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("input %q limit %v\n got %q\nwant %q", in, p.Limit, got, want)

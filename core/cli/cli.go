@@ -271,6 +271,34 @@ func writeUsage(w io.Writer) {
 	fmt.Fprintln(w, `Run "clawhost help COMMAND" for more about one command.`)
 }
 
+// parseFlags parses a command's args with fs. On -h it prints the help of
+// the command named by topic and returns help's exit code; on a bad flag,
+// after the flag package's message, it prints usage (unless "") and
+// returns 2. ok is whether the command goes on.
+func parseFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io.Writer, topic ...string) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		return help(topic, stdout, stderr), false
+	}
+	if usage != "" {
+		fmt.Fprintln(stderr, usage)
+	}
+	return 2, false
+}
+
+// extraArg reports an argument left after the flags of a command that
+// takes none, with the command's usage, and whether there was one.
+func extraArg(fs *flag.FlagSet, usage string, stderr io.Writer) bool {
+	if fs.NArg() == 0 {
+		return false
+	}
+	fmt.Fprintf(stderr, "%s: unexpected argument %q\n%s\n", fs.Name(), fs.Arg(0), usage)
+	return true
+}
+
 // help is `clawhost help [COMMAND]`: the named command's usage and detail
 // (every command starting with the name: "pairing" gives both), then the
 // full list. An unknown name is a usage error.

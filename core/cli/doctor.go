@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,15 +24,10 @@ func doctorCommand(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {}
 	cfgPath := fs.String("config", defaultConfig(), configFlagUsage)
 	asJSON := fs.Bool("json", false, "print the checks as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return help([]string{"doctor"}, stdout, stderr)
-		}
-		fmt.Fprintln(stderr, doctorUsage)
-		return 2
+	if code, ok := parseFlags(fs, args, doctorUsage, stdout, stderr, "doctor"); !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "clawhost doctor: unexpected argument %q\n%s\n", fs.Arg(0), doctorUsage)
+	if extraArg(fs, doctorUsage, stderr) {
 		return 2
 	}
 	cfg, problems, ok := loadProblems(*cfgPath, stderr)

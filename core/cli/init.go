@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -80,15 +79,10 @@ func initCommand(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {}
 	p, nonInteractive, force, link, linkTimeout := &f.p, f.nonInteractive, f.force, f.link, f.linkTimeout
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return help([]string{"init"}, stdout, stderr)
-		}
-		fmt.Fprintln(stderr, initUsage)
-		return 2
+	if code, ok := parseFlags(fs, args, initUsage, stdout, stderr, "init"); !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "clawhost init: unexpected argument %q\n%s\n", fs.Arg(0), initUsage)
+	if extraArg(fs, initUsage, stderr) {
 		return 2
 	}
 	o := setup.Options{Plan: *p, Interactive: !*nonInteractive, Force: *force, In: os.Stdin, Out: stdout,

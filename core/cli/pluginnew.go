@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"embed"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -70,11 +69,8 @@ func pluginNew(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", "", "the directory to write (default ./clawhost-NAME for Go, ./NAME for Python; it must not exist)")
 	sdk := fs.String("sdk", "", "Go: a clawhost checkout go.mod points the sdk at (needed until the sdk is tagged)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return help([]string{"plugin new"}, stdout, stderr)
-		}
-		return 2
+	if code, ok := parseFlags(fs, args, "", stdout, stderr, "plugin new"); !ok {
+		return code
 	}
 	if fs.NArg() != 3 {
 		fmt.Fprintln(stderr, "clawhost plugin new: want LANGUAGE KIND NAME, e.g. clawhost plugin new -sdk ../clawhost go tool orders")

@@ -3,7 +3,6 @@ package cli
 import (
 	"archive/zip"
 	"bufio"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,11 +26,8 @@ func pluginPackage(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "the file to write (default ./clawhost-<DIR's name>)")
 	python := fs.String("python", "/usr/bin/env python3", "the interpreter of the #! line (one with grpcio and protobuf)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return help([]string{"plugin package"}, stdout, stderr)
-		}
-		return 2
+	if code, ok := parseFlags(fs, args, "", stdout, stderr, "plugin package"); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "clawhost plugin package: want one DIR, the plugin's directory with __main__.py")

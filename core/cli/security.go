@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,15 +29,11 @@ func securityCommand(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {}
 	cfgPath := fs.String("config", defaultConfig(), configFlagUsage)
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return help([]string{"security", "audit"}, stdout, stderr)
-		}
-		fmt.Fprintln(stderr, "usage: clawhost security audit [-config FILE] [-json]")
-		return 2
+	const usage = "usage: clawhost security audit [-config FILE] [-json]"
+	if code, ok := parseFlags(fs, args[1:], usage, stdout, stderr, "security", "audit"); !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "clawhost security audit: unexpected argument %q\nusage: clawhost security audit [-config FILE] [-json]\n", fs.Arg(0))
+	if extraArg(fs, usage, stderr) {
 		return 2
 	}
 	if !loadEnv(*cfgPath, stderr) {

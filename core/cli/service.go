@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -99,12 +98,8 @@ func runService(args []string, env serviceEnv, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.jsonOut, "json", false, "status: print it as JSON")
 	fs.StringVar(&f.runAs, "run-as", "", "install: the system unit runs as this existing account (e.g. the one whose home holds the configuration) instead of the clawhost account")
 	fs.BoolVar(&f.follow, "f", false, "logs: follow the log")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return help([]string{"service"}, stdout, stderr)
-		}
-		fmt.Fprintln(stderr, serviceUsage)
-		return 2
+	if code, ok := parseFlags(fs, args, serviceUsage, stdout, stderr, "service"); !ok {
+		return code
 	}
 	if verb == "" && fs.NArg() > 0 {
 		verb = fs.Arg(0)

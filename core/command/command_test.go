@@ -47,8 +47,7 @@ func TestVectorsCommands(t *testing.T) {
 				t.Parallel()
 				var in string
 				var want bool
-				vectors.Unmarshal(t, tc.Input, &in)
-				vectors.Unmarshal(t, tc.Expected, &want)
+				tc.Decode(t, &in, nil, &want)
 				if got := fn(in); got != want {
 					t.Errorf("%q: got %v, want %v", in, got, want)
 				}

@@ -3,17 +3,16 @@ package config
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/core/internal/golden"
+
 	"github.com/clawhost/clawhost/sdk/schema"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // secret is the value of every sensitive setting in testdata: it must never
 // appear in diagnostics.
@@ -110,20 +109,7 @@ func TestGolden(t *testing.T) {
 				out.WriteString("(no diagnostics)\n")
 			}
 
-			golden := strings.TrimSuffix(in, ".hcl") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got := out.String(); got != string(want) {
-				t.Errorf("diagnostics differ from %s (run go test -update to accept):\n--- got\n%s\n--- want\n%s", golden, got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(in, ".hcl")+".golden", out.Bytes())
 		})
 	}
 }

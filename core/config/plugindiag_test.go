@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/core/internal/golden"
+
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/clawhost/clawhost/sdk/schema"
@@ -149,20 +151,7 @@ func TestPluginDiagnosticsGolden(t *testing.T) {
 			if strings.Contains(out.String(), secret) {
 				t.Errorf("diagnostics show a sensitive value:\n%s", out.String())
 			}
-			golden := strings.TrimSuffix(in, ".hcl") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got := out.String(); got != string(want) {
-				t.Errorf("diagnostics differ from %s (run go test -update to accept):\n--- got\n%s\n--- want\n%s", golden, got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(in, ".hcl")+".golden", out.Bytes())
 		})
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/clawhost/clawhost/core/internal/golden"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -81,7 +83,7 @@ func TestConfigurationReference(t *testing.T) {
 	if got := string(page[i+len(beginReference) : j]); got == want {
 		return
 	}
-	if *update {
+	if golden.Updating() {
 		out := append(append(append([]byte{}, page[:i+len(beginReference)]...), want...), page[j:]...)
 		if err := os.WriteFile(referencePath, out, 0o644); err != nil {
 			t.Fatal(err)

@@ -3,17 +3,16 @@ package configaudit
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/core/internal/golden"
+
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/securityaudit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // TestAuditGolden: `clawhost security audit`'s report of the default
 // config.hcl (data_dir private, bubblewrap present, not root) and of a
@@ -81,19 +80,7 @@ func TestAuditGolden(t *testing.T) {
 			if code := securityaudit.ExitCode(findings); code != tc.wantStatus {
 				t.Errorf("exit status %d, want %d", code, tc.wantStatus)
 			}
-			golden := filepath.Join("testdata", "audit", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("report differs from %s (run with -update to accept):\n%s", golden, got)
-			}
+			golden.Check(t, filepath.Join("testdata", "audit", tc.name+".golden"), []byte(got))
 		})
 	}
 }

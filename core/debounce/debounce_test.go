@@ -96,91 +96,82 @@ type msg struct {
 
 func TestVectorsDebounce(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "debounce") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var in []struct {
-				At   int64  `json:"at"`
-				Key  string `json:"key"`
-				Text string `json:"text"`
-			}
-			var p struct {
-				DebounceMs int64 `json:"debounceMs"`
-				Settle     int64 `json:"settle"`
-			}
-			var want []flushed
-			vectors.Unmarshal(t, tc.Input, &in)
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			start := time.UnixMilli(1_000_000)
-			clock := &fakeClock{now: start}
-			var got []flushed
-			d := New(Config[msg]{
-				Delay:          time.Duration(p.DebounceMs) * time.Millisecond,
-				Key:            func(m msg) string { return m.key },
-				ShouldDebounce: func(m msg) bool { return !strings.HasPrefix(m.text, "/") },
-				Clock:          clock,
-				Flush: func(_ string, items []msg) {
-					f := flushed{AtMs: clock.Now().Sub(start).Milliseconds()}
-					for _, m := range items {
-						f.Items = append(f.Items, m.text)
-					}
-					got = append(got, f)
-				},
-			})
-			for _, m := range in {
-				clock.AdvanceTo(start.Add(time.Duration(m.At) * time.Millisecond))
-				d.Enqueue(msg{key: m.Key, text: m.Text})
-			}
-			settle := max(p.Settle, 2000)
-			clock.AdvanceTo(clock.Now().Add(time.Duration(settle) * time.Millisecond))
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("got %+v\nwant %+v", got, want)
-			}
+	vectors.Each(t, "debounce", func(t *testing.T, tc vectors.Case) {
+		var in []struct {
+			At   int64  `json:"at"`
+			Key  string `json:"key"`
+			Text string `json:"text"`
+		}
+		var p struct {
+			DebounceMs int64 `json:"debounceMs"`
+			Settle     int64 `json:"settle"`
+		}
+		var want []flushed
+		tc.Decode(t, &in, &p, &want)
+		start := time.UnixMilli(1_000_000)
+		clock := &fakeClock{now: start}
+		var got []flushed
+		d := New(Config[msg]{
+			Delay:          time.Duration(p.DebounceMs) * time.Millisecond,
+			Key:            func(m msg) string { return m.key },
+			ShouldDebounce: func(m msg) bool { return !strings.HasPrefix(m.text, "/") },
+			Clock:          clock,
+			Flush: func(_ string, items []msg) {
+				f := flushed{AtMs: clock.Now().Sub(start).Milliseconds()}
+				for _, m := range items {
+					f.Items = append(f.Items, m.text)
+				}
+				got = append(got, f)
+			},
 		})
-	}
+		for _, m := range in {
+			clock.AdvanceTo(start.Add(time.Duration(m.At) * time.Millisecond))
+			d.Enqueue(msg{key: m.Key, text: m.Text})
+		}
+		settle := max(p.Settle, 2000)
+		clock.AdvanceTo(clock.Now().Add(time.Duration(settle) * time.Millisecond))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("got %+v\nwant %+v", got, want)
+		}
+	})
 }
 
 func TestVectorsResolveInboundDebounceMs(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "debounce.resolveInboundDebounceMs") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var p struct {
-				Cfg struct {
-					Messages struct {
-						Inbound struct {
-							DebounceMs *int64           `json:"debounceMs"`
-							ByChannel  map[string]int64 `json:"byChannel"`
-						} `json:"inbound"`
-					} `json:"messages"`
-				} `json:"cfg"`
-				Channel    string `json:"channel"`
-				OverrideMs *int64 `json:"overrideMs"`
-			}
-			var want int64
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
-			var s Settings
-			if g := p.Cfg.Messages.Inbound.DebounceMs; g != nil {
-				d := ms(*g)
-				s.Global = &d
-			}
-			s.ByInstance = map[string]time.Duration{}
-			for k, v := range p.Cfg.Messages.Inbound.ByChannel {
-				s.ByInstance[k] = ms(v)
-			}
-			var override *time.Duration
-			if p.OverrideMs != nil {
-				d := ms(*p.OverrideMs)
-				override = &d
-			}
-			if got := Resolve(override, s, p.Channel); got != ms(want) {
-				t.Errorf("got %v, want %v", got, ms(want))
-			}
-		})
-	}
+	vectors.Each(t, "debounce.resolveInboundDebounceMs", func(t *testing.T, tc vectors.Case) {
+		var p struct {
+			Cfg struct {
+				Messages struct {
+					Inbound struct {
+						DebounceMs *int64           `json:"debounceMs"`
+						ByChannel  map[string]int64 `json:"byChannel"`
+					} `json:"inbound"`
+				} `json:"messages"`
+			} `json:"cfg"`
+			Channel    string `json:"channel"`
+			OverrideMs *int64 `json:"overrideMs"`
+		}
+		var want int64
+		tc.Decode(t, nil, &p, &want)
+		ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+		var s Settings
+		if g := p.Cfg.Messages.Inbound.DebounceMs; g != nil {
+			d := ms(*g)
+			s.Global = &d
+		}
+		s.ByInstance = map[string]time.Duration{}
+		for k, v := range p.Cfg.Messages.Inbound.ByChannel {
+			s.ByInstance[k] = ms(v)
+		}
+		var override *time.Duration
+		if p.OverrideMs != nil {
+			d := ms(*p.OverrideMs)
+			override = &d
+		}
+		if got := Resolve(override, s, p.Channel); got != ms(want) {
+			t.Errorf("got %v, want %v", got, ms(want))
+		}
+	})
 }
 
 func TestMaxTrackedKeysAndClose(t *testing.T) {

@@ -1,18 +1,16 @@
 package delivery
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/core/internal/golden"
+
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // fencesBalanced reports whether every ``` fence line of s has its pair
 // (the replies below use only ``` fences).
@@ -142,19 +140,7 @@ func TestDraftStopsAtTheLineLimit(t *testing.T) {
 
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s:\n%s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 // TestSplitByRenderedLength: the host measures a reply rendered in the

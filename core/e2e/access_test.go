@@ -24,7 +24,7 @@ const (
 func TestAccessGroupsAndPairingLifecycle(t *testing.T) {
 	srv := telegramtest.NewServer(tgToken)
 	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	// Pairing for direct messages, no owners, Alice on allow_from, one
 	// listed group without group_allow_from.
 	h := Host{
@@ -35,15 +35,9 @@ func TestAccessGroupsAndPairingLifecycle(t *testing.T) {
 		Messages: Attrs{"streaming": "off"},
 		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	}
-	cfg := h.Write(t)
 	t.Cleanup(srv.Close)
-	d := Launch(t, cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
-		}
-	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	d := startOnTelegram(t, srv, h)
+	cfg := d.ConfigPath()
 	d.waitFor(func() bool { code, _ := get(t, "http://"+adminAddr+"/healthz"); return code == 200 }, "/healthz 200")
 	cli := func(args ...string) string {
 		t.Helper()

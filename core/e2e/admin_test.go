@@ -29,6 +29,25 @@ func adminHost(dir, adminAddr string) Host {
 	}
 }
 
+// startPairingHost starts adminHost in a new directory (mod, when set,
+// changes it first) and returns once the loopback plugin wrote its address
+// and the admin endpoint answers /healthz with 200: the daemon and the
+// endpoint's base URL.
+func startPairingHost(t *testing.T, mod func(*Host)) (*daemon, string) {
+	t.Helper()
+	dir, adminAddr := t.TempDir(), sdktest.FreeAddr(t)
+	h := adminHost(dir, adminAddr)
+	if mod != nil {
+		mod(&h)
+	}
+	d := Start(t, h)
+	d.addrFile = filepath.Join(dir, "lo.addr")
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
+	base := "http://" + adminAddr
+	d.waitFor(func() bool { code, _ := get(t, base+"/healthz"); return code == 200 }, "/healthz 200")
+	return d, base
+}
+
 // get fetches url; when it is an admin endpoint of a host the test
 // launched, it sends that host's admin token (see adminTokens).
 func get(t *testing.T, url string) (int, string) {
@@ -53,15 +72,7 @@ func get(t *testing.T, url string) (int, string) {
 // and `clawhost pairing list|approve` through a running host's admin
 // endpoint.
 func TestAdminAndPairingCLI(t *testing.T) {
-	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
-	h := adminHost(dir, adminAddr)
-	cfgPath, addrFile := h.Write(t), filepath.Join(dir, "lo.addr")
-	d := Launch(t, cfgPath)
-	d.addrFile = addrFile
-	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
-	base := "http://" + adminAddr
-	d.waitFor(func() bool { code, _ := get(t, base+"/healthz"); return code == 200 }, "/healthz 200")
+	d, base := startPairingHost(t, nil)
 
 	// A stranger is refused with a pairing code; the CLI lists and approves it.
 	d.post("stranger", "hello")
@@ -149,7 +160,7 @@ func TestAdminAndPairingCLI(t *testing.T) {
 // what to do, while the rest of the host serves.
 func TestStatusShowsWhatToDo(t *testing.T) {
 	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	h := adminHost(dir, adminAddr)
 	h.Plugins = append(h.Plugins, Plugin{Name: "gone", Source: "loopback", Attrs: Attrs{"path": filepath.Join(dir, "clawhost-gone")}})
 	cfgPath, addrFile := h.Write(t), filepath.Join(dir, "lo.addr")
@@ -194,15 +205,9 @@ func TestStatusShowsWhatToDo(t *testing.T) {
 // and reuses it after a restart; the CLI reads it and works; beyond
 // loopback without TLS the host refuses to start.
 func TestAdminTokenEndToEnd(t *testing.T) {
-	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
-	h := adminHost(dir, adminAddr)
-	cfgPath, addrFile := h.Write(t), filepath.Join(dir, "lo.addr")
-	d := Launch(t, cfgPath)
-	d.addrFile = addrFile
-	base := "http://" + adminAddr
+	d, base := startPairingHost(t, nil)
+	dir, cfgPath, adminAddr := d.Dir(), d.ConfigPath(), strings.TrimPrefix(base, "http://")
 	tokenFile := filepath.Join(dir, "data", "admin.token")
-	d.waitFor(func() bool { code, _ := get(t, base+"/healthz"); return code == 200 }, "/healthz 200")
 	fi, err := os.Stat(tokenFile)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("token file: %v, %v; want mode 0600", fi, err)
@@ -289,6 +294,7 @@ func TestAdminTokenEndToEnd(t *testing.T) {
 
 	// Beyond loopback without TLS: validate names the line, the host does
 	// not start.
+	h := adminHost(dir, adminAddr)
 	h.Admin = Attrs{"listen": "0.0.0.0:0"}
 	h.Write(t)
 	wideLine := fmt.Sprintf("config.hcl:%d", lineOf(t, cfgPath, `"0.0.0.0:0"`))

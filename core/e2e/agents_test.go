@@ -20,34 +20,24 @@ import (
 // /agent switches the DM and back (the earlier conversation resumes), and a
 // restart keeps the bindings and the switch.
 func TestAgentsTelegram(t *testing.T) {
-	bin := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
+	rig := newTgClaude(t)
+	fake, srv, dir := rig.fake, rig.srv, rig.dir
 	ws := map[string]string{}
 	for _, a := range []string{"main", "ops", "docs"} {
 		ws[a] = filepath.Join(dir, "ws-"+a)
 	}
 	// Three agents: main by default, ops on the forum group (switchable
 	// from a DM), docs on topic 77 of it.
-	h := Host{
-		Dir:   dir,
-		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": ws["main"], "system_prompt": "MAIN-MARKER", "timeout": "60s"}),
+	d := rig.start(t, Host{
+		Agent: rig.agent(Attrs{"workspace": ws["main"], "system_prompt": "MAIN-MARKER", "timeout": "60s"}),
 		Agents: []Agent{
 			{ID: "ops", Attrs: Attrs{"workspace": ws["ops"], "system_prompt": "OPS-MARKER", "chats": []string{"tg:-1001234500002"}, "switchable": true}},
 			{ID: "docs", Attrs: Attrs{"workspace": ws["docs"], "system_prompt": "DOCS-MARKER", "chats": []string{"tg:-1001234500002:77"}}},
 		},
 		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "groups": []string{"tg:-1001234500002"},
 			"group_allow_from": []string{"tg:2002"}, "require_mention": false},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
-	}
-	cfg := h.Write(t)
-	d := Launch(t, cfg)
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	})
 
 	forum := telegramtest.Supergroup(tgForum, "Forum")
 	forum.IsForum = true

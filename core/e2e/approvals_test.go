@@ -16,7 +16,6 @@ import (
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
-	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestApprovalsTelegramRealClaude: Deny through a callback query keeps the
@@ -26,35 +25,19 @@ import (
 // and /new forgets it.
 func TestApprovalsTelegramRealClaude(t *testing.T) {
 	t.Parallel()
-	claude := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	dir := t.TempDir()
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
 	outside := t.TempDir() // not the workspace: claude asks before touching it
 	// The real claude CLI with tool approvals from the chat; Alice
 	// (tg:1001) is an owner, so the questions about her turns come to her
 	// chat (approvers = "owners", the default).
-	h := Host{
-		Dir: dir,
-		Agent: RealClaude(claude, filepath.Join(dir, "home"), fake.URL(), Attrs{
-			"workspace": filepath.Join(dir, "workspace"), "timeout": "60s", "approvals": "chat", "approval_timeout": "3s",
+	rig.start(t, Host{
+		Agent: rig.agent(Attrs{"timeout": "60s", "approvals": "chat", "approval_timeout": "3s",
 			"sandbox": "off", // the commands write outside the workspace, which the sandbox makes read-only
 		}),
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "blocks"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
-	}
-	cfg := h.Write(t)
-	t.Cleanup(srv.Close)
-	Launch(t, cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
-		}
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chat, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
 	touch := func(name string) anthropictest.Reply {
 		return anthropictest.Reply{Text: "On it.", ToolUse: &anthropictest.ToolUse{Name: "Bash",
@@ -153,28 +136,17 @@ func TestApprovalsWebchatRealClaude(t *testing.T) {
 	fake := anthropictest.New()
 	t.Cleanup(fake.Close)
 	dir, outside := t.TempDir(), t.TempDir()
-	listen := wcFreeAddr(t)
 	// The web chat and the real claude CLI with tool approvals from the
 	// chat. A browser's id is not known before it writes, so no owner can
 	// be named: approvers = "sender" (on purpose: the test is about the web
 	// chat's buttons).
-	h := Host{
+	startWebchatIn(t, b, Host{
 		Dir: dir,
 		Agent: RealClaude(claude, filepath.Join(dir, "home"), fake.URL(), Attrs{
 			"workspace": filepath.Join(dir, "workspace"), "timeout": "60s", "approvals": "chat", "approvers": "sender",
 			"sandbox": "off", // the command writes outside the workspace, which the sandbox makes read-only
 		}),
-		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}},
-		Admin:   Attrs{"listen": ""},
-		Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}}},
-	}
-	cfg := h.Write(t)
-	Launch(t, cfg)
-	url := "http://" + listen + "/"
-	sdktest.WaitFor(t, "the page", func() bool { return wcHealthy(url) })
-	if err := b.Open(wcFileLink(t, filepath.Join(dir, "data"), "web", url)); err != nil {
-		t.Fatal(err)
-	}
+	})
 	target := filepath.Join(outside, "allowed")
 	fake.Enqueue(anthropictest.Reply{Text: "On it.", ToolUse: &anthropictest.ToolUse{Name: "Bash", Input: map[string]any{"command": "touch " + target, "description": "create it"}}},
 		anthropictest.Reply{Text: "Created it."})
@@ -212,27 +184,12 @@ func TestApprovalsWebchatRealClaude(t *testing.T) {
 // becomes the answer.
 func TestApprovalOnTheCardTelegram(t *testing.T) {
 	t.Parallel()
-	claude := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir, outside := t.TempDir(), t.TempDir()
-	Start(t, Host{
-		Dir: dir,
-		Agent: RealClaude(claude, filepath.Join(dir, "home"), fake.URL(), Attrs{
-			"workspace": filepath.Join(dir, "workspace"), "timeout": "60s", "approvals": "chat", "sandbox": "off",
-		}),
-		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}},
-		Admin:   Attrs{"listen": ""},
-		Plugins: []Plugin{tgPlugin(srv.APIEndpoint())},
+	rig, outside := newTgClaude(t), t.TempDir()
+	fake, srv := rig.fake, rig.srv
+	rig.start(t, Host{
+		Agent:  rig.agent(Attrs{"timeout": "60s", "approvals": "chat", "sandbox": "off"}),
+		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}},
 	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
-		}
-	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chat, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
 	target := filepath.Join(outside, "carded")
 	fake.Enqueue(anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "Bash", Input: map[string]any{"command": "touch " + target, "description": "create it"}}},

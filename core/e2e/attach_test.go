@@ -166,35 +166,21 @@ func (c *termConn) notify(t *testing.T, method string, params any) {
 // chat and a group with a non-owner can neither be attached nor /detach;
 // the status and the audit trail show the attachment.
 func TestAttachTerminalTelegram(t *testing.T) {
-	claude := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
+	rig := newTgClaude(t)
+	fake, srv, dir := rig.fake, rig.srv, rig.dir
 	ws := filepath.Join(dir, "workspace")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	adminAddr := wcFreeAddr(t)
-	h := Host{
-		Dir: dir,
-		Agent: RealClaude(claude, filepath.Join(dir, "home"), fake.URL(), Attrs{
-			"workspace": ws, "timeout": "60s", "approvals": "chat", "sandbox": "off"}),
+	adminAddr := sdktest.FreeAddr(t)
+	d := rig.start(t, Host{
+		Agent: rig.agent(Attrs{"timeout": "60s", "approvals": "chat", "sandbox": "off"}),
 		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002"}, "owners": []string{"tg:1001"},
 			"groups": []string{"tg:-1001234500077"}, "group_allow_from": []string{"tg:1001", "tg:1002"}, "require_mention": true},
 		Admin:    Attrs{"listen": adminAddr},
 		Messages: Attrs{"streaming": "off"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
-	}
-	cfg := h.Write(t)
-	d := Launch(t, cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
-		}
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	cfg := d.ConfigPath()
 	alice, bob := tgUser(tgAlice, "Alice"), tgUser(1002, "Bob")
 	aliceChat, bobChat := telegramtest.PrivateChat(tgAlice), telegramtest.PrivateChat(1002)
 
@@ -203,7 +189,7 @@ func TestAttachTerminalTelegram(t *testing.T) {
 	termCfg := filepath.Join(dir, "terminal-claude")
 	sid := uuid.NewString()
 	fake.Enqueue(anthropictest.Reply{Text: "Noted: platypus."})
-	tc := exec.Command(claude, "-p", "remember the word platypus", "--session-id", sid, "--output-format", "json")
+	tc := exec.Command(rig.bin, "-p", "remember the word platypus", "--session-id", sid, "--output-format", "json")
 	tc.Dir = ws
 	tc.Env = []string{"HOME=" + filepath.Join(dir, "terminal-home"), "CLAUDE_CONFIG_DIR=" + termCfg, "ANTHROPIC_BASE_URL=" + fake.URL(),
 		"ANTHROPIC_API_KEY=test", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "PATH=" + os.Getenv("PATH")}

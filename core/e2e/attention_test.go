@@ -16,7 +16,6 @@ import (
 	"image/png"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -142,15 +141,8 @@ func statusOut(cfgPath string) (int, string) {
 // state, a reply to it fails at once, `clawhost retry` reaches the plugin
 // and the rotated code replaces the old one; reporting ready ends it.
 func TestAttentionQREndToEnd(t *testing.T) {
-	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
-	h := adminHost(dir, adminAddr)
-	cfgPath, addrFile := h.Write(t), filepath.Join(dir, "lo.addr")
-	d := Launch(t, cfgPath)
-	d.addrFile = addrFile
-	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
-	base := "http://" + adminAddr
-	d.waitFor(func() bool { code, _ := get(t, base+"/healthz"); return code == 200 }, "/healthz 200")
+	d, base := startPairingHost(t, nil)
+	cfgPath := d.ConfigPath()
 
 	// A WhatsApp-like pairing payload.
 	payload := "2@Yw3bQ0vYdKk7dV0k9v2KfUo2m8bS4yjB3q1tYxq4m7L0a6E0yW3cPpTqGzQ1hFZ7bJf3KQ==,5aQ3nZ1wNQGQ0h8yJdxkq8n1bV0b7FvE2Wv2iU4n0Hg=,VtZkR1n2k0X3hY5s8t+Jm7wq2Yb5H0c1uQ9Z3sLq9Fk="
@@ -241,10 +233,10 @@ func TestAttentionQREndToEnd(t *testing.T) {
 func TestTelegramStates(t *testing.T) {
 	rejecting := telegramtest.NewServer(tgToken)
 	t.Cleanup(rejecting.Close)
-	downAddr := wcFreeAddr(t) // nothing listens here yet
+	downAddr := sdktest.FreeAddr(t) // nothing listens here yet
 
 	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	cfgPath := filepath.Join(dir, "config.hcl")
 	// The telegram plugin as "tg" with a fixed admin address.
 	write := func(token, endpoint string) {

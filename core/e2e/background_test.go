@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
-	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestBackgroundAgentStaysInTurn: through the real binary and the real
@@ -17,9 +15,8 @@ import (
 // in the prompt section that nothing outlives its answer.
 func TestBackgroundAgentStaysInTurn(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
 	fake.SetResponder(func(r *anthropictest.Request) anthropictest.Reply {
 		users := strings.Join(r.UserTexts(), "\n")
 		if strings.Contains(users, "SUBTASK") && !strings.Contains(users, "delegate it") {
@@ -39,18 +36,11 @@ func TestBackgroundAgentStaysInTurn(t *testing.T) {
 		}
 		return anthropictest.Reply{}
 	})
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	Start(t, Host{
-		Dir:      dir,
-		Agent:    RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s"}),
+	rig.start(t, Host{
+		Agent:    rig.agent(Attrs{"timeout": "60s"}),
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	srv.PushText(telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice"), "delegate it")
 	tgWaitMessage(t, srv, tgAlice, "The sub-agent says 42.")
 	first := fake.Requests()[0]

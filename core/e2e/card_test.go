@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,26 +20,14 @@ import (
 // and stop turns and Carol (3003) may not; ping_after 2s.
 func startCardHost(t *testing.T) (*anthropictest.Server, *telegramtest.Server) {
 	t.Helper()
-	bin := clClaudeBin(t)
-	fake, srv := anthropictest.New(), telegramtest.NewServer(tgToken)
-	t.Cleanup(fake.Close)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	Start(t, Host{
-		Dir:   dir,
-		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "90s"}),
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
+	rig.start(t, Host{
+		Agent: rig.agent(Attrs{"timeout": "90s"}),
 		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "groups": []string{"tg:-1001234500001"},
 			"group_allow_from": []string{"tg:2002"}, "require_mention": false},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"ping_after": "2s"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
-		}
-	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	return fake, srv
 }
 
@@ -284,17 +271,9 @@ func TestTurnCardWebchat(t *testing.T) {
 	fake := anthropictest.New()
 	t.Cleanup(fake.Close)
 	mod, _ := realClaudeIn(t, fake)
-	dir := t.TempDir()
-	listen := wcFreeAddr(t)
-	h := Host{Dir: dir, Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}}, Admin: Attrs{"listen": ""},
-		Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}}}}
+	var h Host
 	mod(&h)
-	Start(t, h)
-	url := "http://" + listen + "/"
-	sdktest.WaitFor(t, "the page", func() bool { return wcHealthy(url) })
-	if err := b.Open(wcFileLink(t, filepath.Join(dir, "data"), "web", url)); err != nil {
-		t.Fatal(err)
-	}
+	startWebchatIn(t, b, h)
 	stopLabel := "⏹ Stop"
 	hasStop := func() bool {
 		ls, err := b.Buttons()

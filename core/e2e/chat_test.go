@@ -55,18 +55,6 @@ func startChatHost(t *testing.T) *chatHost {
 	return h
 }
 
-// request waits for the fake API's n-th request (1-based) to finish.
-func (h *chatHost) request(t *testing.T, n int) *anthropictest.Request {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-	defer cancel()
-	r, err := h.fake.WaitDone(ctx, n)
-	if err != nil {
-		t.Fatalf("request %d: %v", n, err)
-	}
-	return r
-}
-
 // documents are the files the bot sent to chat.
 func (h *chatHost) documents(chat string) []telegramtest.Sent {
 	var out []telegramtest.Sent
@@ -104,7 +92,7 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	h.fake.Enqueue(sendFile("report.txt", "Q3 report"), anthropictest.Reply{Text: "Here it is."})
 	h.srv.PushText(aliceChat, alice, "send me the report")
 	tgWaitMessage(t, h.srv, tgAlice, "Here it is.")
-	first := h.request(t, 1)
+	first := apiRequest(t, h.fake, 1)
 	for _, want := range []string{"## Messaging", "a direct chat on Telegram", "send_file tool", "Today is "} {
 		if !strings.Contains(first.SystemText(), want) {
 			t.Errorf("the system prompt lacks %q", want)
@@ -113,7 +101,7 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	if strings.Contains(first.SystemText(), "reply with exactly NO_REPLY") {
 		t.Errorf("a direct chat's system prompt offers NO_REPLY (group guidance)")
 	}
-	if res := h.request(t, 2).LastUserText(); !strings.Contains(res, "report.txt will be sent to the chat with your answer.") {
+	if res := apiRequest(t, h.fake, 2).LastUserText(); !strings.Contains(res, "report.txt will be sent to the chat with your answer.") {
 		t.Errorf("send_file's result: %q", res)
 	}
 	sdktest.WaitFor(t, "the document", func() bool { return len(h.documents("1001")) == 1 })
@@ -129,13 +117,13 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	h.fake.Enqueue(sendFile("/etc/hostname", ""), anthropictest.Reply{Text: "I cannot send that one."})
 	h.srv.PushText(aliceChat, alice, "send me /etc/hostname")
 	tgWaitMessage(t, h.srv, tgAlice, "I cannot send that one.")
-	if res := h.request(t, 4).LastUserText(); !strings.Contains(res, "hostname was not sent: it is outside the workspace") {
+	if res := apiRequest(t, h.fake, 4).LastUserText(); !strings.Contains(res, "hostname was not sent: it is outside the workspace") {
 		t.Errorf("send_file outside the workspace: %q", res)
 	}
 	if n := len(h.documents("1001")); n != 1 {
 		t.Errorf("%d documents, want the one", n)
 	}
-	if h.request(t, 3).SystemText() != first.SystemText() {
+	if apiRequest(t, h.fake, 3).SystemText() != first.SystemText() {
 		t.Error("the messaging section changed between two turns of the session")
 	}
 	// ...and the session's second turn ran in the first one's warm
@@ -160,7 +148,7 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	h.fake.Enqueue(anthropictest.Reply{Text: "Explained."})
 	h.srv.PushText(aliceChat, alice, "/model opus explain this")
 	tgWaitMessage(t, h.srv, tgAlice, "Explained.")
-	r := h.request(t, 5)
+	r := apiRequest(t, h.fake, 5)
 	if r.Model != "opus" && !strings.Contains(r.Model, "opus") {
 		t.Errorf("the directive's model did not reach the API: %q", r.Model)
 	}
@@ -171,7 +159,7 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	h.fake.Enqueue(anthropictest.Reply{Text: "Still here."})
 	h.srv.PushText(aliceChat, alice, "and now?")
 	tgWaitMessage(t, h.srv, tgAlice, "Still here.")
-	if u := h.request(t, 6).LastUserText(); strings.Contains(u, "System:") {
+	if u := apiRequest(t, h.fake, 6).LastUserText(); strings.Contains(u, "System:") {
 		t.Errorf("an event was told twice: %q", u)
 	}
 
@@ -181,7 +169,7 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	h.fake.Enqueue(anthropictest.Reply{Text: "Fresh start."})
 	h.srv.PushText(aliceChat, alice, "hello again")
 	tgWaitMessage(t, h.srv, tgAlice, "Fresh start.")
-	if u := h.request(t, 7).LastUserText(); strings.Count(u, "System: The user started a new conversation (/new)") != 1 {
+	if u := apiRequest(t, h.fake, 7).LastUserText(); strings.Count(u, "System: The user started a new conversation (/new)") != 1 {
 		t.Errorf("the prompt after /new: %q", u)
 	}
 
@@ -189,7 +177,7 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	group, bob := telegramtest.Supergroup(tgGroup, "Team"), tgUser(2002, "Bob")
 	h.fake.Enqueue(anthropictest.Reply{Text: "NO_REPLY"})
 	h.srv.PushText(group, bob, "lunch anyone?")
-	g := h.request(t, 8)
+	g := apiRequest(t, h.fake, 8)
 	if !strings.Contains(g.SystemText(), `a group chat on Telegram ("Team")`) || !strings.Contains(g.SystemText(), "most are not for you") {
 		t.Errorf("the group's section:\n%s", g.SystemText())
 	}
@@ -208,7 +196,7 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	h.fake.Enqueue(anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "mcp__clawhost__react", Input: map[string]any{"emoji": "🎉"}}},
 		anthropictest.Reply{Text: "NO_REPLY"})
 	shipped := h.srv.PushText(group, bob, "we shipped it!") + 1000 // the message id
-	if res := h.request(t, 10).LastUserText(); !strings.Contains(res, "Reacted with 🎉.") {
+	if res := apiRequest(t, h.fake, 10).LastUserText(); !strings.Contains(res, "Reacted with 🎉.") {
 		t.Errorf("react's result: %q", res)
 	}
 	sdktest.WaitFor(t, "the reaction", func() bool { return h.srv.Reaction(tgGroup, shipped) == "🎉" })
@@ -231,12 +219,12 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	h.fake.Enqueue(anthropictest.Reply{Text: "After the stop."}, anthropictest.Reply{Text: "Once more."})
 	h.srv.PushText(aliceChat, alice, "what now?")
 	tgWaitMessage(t, h.srv, tgAlice, "After the stop.")
-	if u := h.request(t, 12).LastUserText(); strings.Count(u, "System: The user used /stop: your answer in progress was stopped.") != 1 {
+	if u := apiRequest(t, h.fake, 12).LastUserText(); strings.Count(u, "System: The user used /stop: your answer in progress was stopped.") != 1 {
 		t.Errorf("the prompt after /stop: %q", u)
 	}
 	h.srv.PushText(aliceChat, alice, "and then?")
 	tgWaitMessage(t, h.srv, tgAlice, "Once more.")
-	if u := h.request(t, 13).LastUserText(); strings.Contains(u, "System:") {
+	if u := apiRequest(t, h.fake, 13).LastUserText(); strings.Contains(u, "System:") {
 		t.Errorf("/stop was told twice: %q", u)
 	}
 	if tgCount(h.srv, tgAlice, "never shown") != 0 {
@@ -405,17 +393,9 @@ func TestFilesWebchat(t *testing.T) {
 	fake := anthropictest.New()
 	t.Cleanup(fake.Close)
 	mod, ws := realClaudeIn(t, fake)
-	dir := t.TempDir()
-	listen := wcFreeAddr(t)
-	h := Host{Dir: dir, Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}}, Admin: Attrs{"listen": ""},
-		Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}}}}
+	var h Host
 	mod(&h)
-	Start(t, h)
-	url := "http://" + listen + "/"
-	sdktest.WaitFor(t, "the page", func() bool { return wcHealthy(url) })
-	if err := b.Open(wcFileLink(t, filepath.Join(dir, "data"), "web", url)); err != nil {
-		t.Fatal(err)
-	}
+	startWebchatIn(t, b, h)
 
 	// Upload.
 	src := filepath.Join(t.TempDir(), "notes.txt")

@@ -167,7 +167,7 @@ func startClaudeHost(t testing.TB, o clOptions) *clHost {
 		cfg.Messages = Attrs{"streaming": "blocks"}
 	}
 	if o.status {
-		cfg.Admin = Attrs{"listen": freeAddr(t)}
+		cfg.Admin = Attrs{"listen": sdktest.FreeAddr(t)}
 	}
 	cfg.Write(t)
 	if o.setup != nil {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // BenchmarkClusterLoad: messages/s end to end (fake Bot API, the telegram
@@ -122,14 +122,14 @@ func clusterLoadRound(b *testing.B, srv *pgtest.Server, hosts, round int) cluste
 		h := loadHost(dir, exe, filepath.Join(dir, "runs.jsonl"), nil, tg.APIEndpoint())
 		if url != "" {
 			h.Storage = Attrs{"engine": "postgres", "url": url, "host_id": fmt.Sprintf("h%d", i+1), "lease_ttl": "3s"}
-			admins = append(admins, benchFreeAddr(b))
+			admins = append(admins, sdktest.FreeAddr(b))
 			h.Admin = Attrs{"listen": admins[i]}
 		}
 		ds = append(ds, Start(b, h))
 	}
 	defer func() {
 		for _, d := range ds {
-			loadStop(d)
+			d.stop()
 		}
 	}()
 	deadline := time.Now().Add(tgWait)
@@ -195,16 +195,6 @@ func orderChecks(b *testing.B, addr string) (checks, seconds float64) {
 		b.Fatal(err)
 	}
 	return checks, seconds
-}
-
-// benchFreeAddr is a free loopback address.
-func benchFreeAddr(b *testing.B) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // pgStats reads the database's committed transactions and written rows.

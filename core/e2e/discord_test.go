@@ -58,7 +58,7 @@ func startDiscordDaemon(t *testing.T, messageContent bool, prepare func(*discord
 		prepare(srv)
 	}
 	dir := t.TempDir()
-	e.admin = wcFreeAddr(t)
+	e.admin = sdktest.FreeAddr(t)
 	// Alice and Carol by DM; every member of #general when they mention
 	// the bot.
 	h := Host{
@@ -69,17 +69,8 @@ func startDiscordDaemon(t *testing.T, messageContent bool, prepare func(*discord
 		Plugins: []Plugin{{Name: "dc", Source: "discord", Config: Attrs{
 			"token": dcToken, "api_endpoint": srv.Endpoint(), "message_content": messageContent}}},
 	}
-	for _, m := range mods {
-		m(&h)
-	}
-	e.cfgPath = h.Write(t)
-	t.Cleanup(srv.Close) // runs after the daemon stopped
-	e.d = Launch(t, e.cfgPath)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("discord requests:\n%s", dcRequestLog(srv))
-		}
-	})
+	e.d = launchOn(t, h, platform{name: "discord", close: srv.Close, requests: func() string { return dcRequestLog(srv) }}, mods...)
+	e.cfgPath = e.d.ConfigPath()
 	return e
 }
 

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestDiskFull: with data_dir on a small tmpfs that fills up, the store
@@ -34,7 +36,7 @@ func TestDiskFull(t *testing.T) {
 		t.Skipf("mount -t tmpfs failed: %v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", data).Run() }) // after the host stops
-	addr := wcFreeAddr(t)
+	addr := sdktest.FreeAddr(t)
 	h := loopbackHost(dir, false)
 	h.DataDir, h.Admin = data, Attrs{"listen": addr}
 	d := Launch(t, h.Write(t))

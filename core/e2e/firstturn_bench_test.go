@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // firstTurnChats is how many first turns a round measures;
@@ -57,7 +58,7 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 	for b.Loop() {
 		admin := Attrs{"listen": ""}
 		if *firstPprof != "" {
-			admin = Attrs{"listen": freeLoopback(b), "pprof": true}
+			admin = Attrs{"listen": sdktest.FreeAddr(b), "pprof": true}
 		}
 		srv, d, runLog := outHost(b, claude, admin)
 		host := d.cmd.Process.Pid

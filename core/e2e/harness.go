@@ -351,21 +351,36 @@ func LaunchAs(tb testing.TB, cfgPath string, as *hostUser) *Daemon {
 	d.spawn()
 	tb.Cleanup(func() {
 		if d.cmd.ProcessState == nil {
-			_ = d.cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = d.cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = d.cmd.Process.Kill()
-				<-done
-			}
+			d.stop()
 		}
 		if tb.Failed() {
 			tb.Logf("clawhost log:\n%s", d.log.String())
 		}
 	})
 	return d
+}
+
+// stopGrace is how long a clawhost told to stop has to exit before it is
+// killed.
+const stopGrace = 10 * time.Second
+
+// terminate sends p SIGTERM and waits for exited to close; after
+// stopGrace it kills p and waits on.
+func terminate(p *os.Process, exited <-chan struct{}) {
+	_ = p.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(stopGrace):
+		_ = p.Kill()
+		<-exited
+	}
+}
+
+// stop ends the running clawhost (see terminate) and waits for it.
+func (d *Daemon) stop() {
+	exited := make(chan struct{})
+	go func() { _ = d.cmd.Wait(); close(exited) }()
+	terminate(d.cmd.Process, exited)
 }
 
 // spawn starts the clawhost process with a fresh log.
@@ -412,13 +427,7 @@ func Run(tb testing.TB, cmd *exec.Cmd) *sdktest.Log {
 	}()
 	tb.Cleanup(func() {
 		stopping.Store(true)
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		terminate(cmd.Process, exited)
 		if tb.Failed() {
 			tb.Logf("clawhost log (%s):\n%s", strings.Join(cmd.Args, " "), log.String())
 		}

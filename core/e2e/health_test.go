@@ -29,7 +29,7 @@ import (
 func TestMissingClaudeIsNotHealthy(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	addr := wcFreeAddr(t)
+	addr := sdktest.FreeAddr(t)
 	h := Host{Dir: dir, Agent: Agent{Command: filepath.Join(dir, "no-claude-here"), Attrs: Attrs{"workspace": "./workspace", "timeout": "30s"}},
 		Admin: Attrs{"listen": addr}}
 	cfg := h.Write(t)
@@ -58,7 +58,7 @@ func TestMissingClaudeIsNotHealthy(t *testing.T) {
 func TestReloadSaysWhatWaits(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	addr := wcFreeAddr(t)
+	addr := sdktest.FreeAddr(t)
 	h := Host{Dir: dir, Admin: Attrs{"listen": addr}, Access: Attrs{"dm_policy": "pairing"}}
 	cfg := h.Write(t)
 	d := Launch(t, cfg)
@@ -136,7 +136,7 @@ func TestReloadSaysWhatWaits(t *testing.T) {
 // naming the address and what to do.
 func TestSecondInstanceOnTheSamePorts(t *testing.T) {
 	t.Parallel()
-	addr := wcFreeAddr(t)
+	addr := sdktest.FreeAddr(t)
 	first := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}}
 	d := Launch(t, first.Write(t))
 	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the first host's admin endpoint")
@@ -222,7 +222,7 @@ func TestClaudeNotLoggedIn(t *testing.T) {
 	bin := clClaudeBin(t)
 	for _, key := range []bool{false, true} {
 		dir := t.TempDir()
-		addr := wcFreeAddr(t)
+		addr := sdktest.FreeAddr(t)
 		agent := RealClaude(bin, filepath.Join(dir, "home"), "http://127.0.0.1:9", Attrs{"workspace": filepath.Join(dir, "workspace")})
 		if !key {
 			delete(agent.Env, "ANTHROPIC_API_KEY")
@@ -256,7 +256,7 @@ func TestDoctor(t *testing.T) {
 	t.Parallel()
 	bin := clClaudeBin(t)
 	dir := t.TempDir()
-	addr := wcFreeAddr(t)
+	addr := sdktest.FreeAddr(t)
 	agent := RealClaude(bin, filepath.Join(dir, "home"), "http://127.0.0.1:9", Attrs{"workspace": filepath.Join(dir, "workspace")})
 	h := Host{Dir: dir, Agent: agent, Admin: Attrs{"listen": addr}}
 	cfg := h.Write(t)
@@ -373,7 +373,7 @@ func TestDoctorChannels(t *testing.T) {
 // disables it, so "why is Telegram not there?" has its answer.
 func TestDisabledPluginShown(t *testing.T) {
 	t.Parallel()
-	addr := wcFreeAddr(t)
+	addr := sdktest.FreeAddr(t)
 	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}, Plugins: []Plugin{{Name: "tg", Source: "telegram",
 		Attrs:  Attrs{"enabled": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "") != ""`)},
 		Config: Attrs{"token": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "")`)}}}}
@@ -429,7 +429,7 @@ func TestDoctorOnStatusPage(t *testing.T) {
 	t.Parallel()
 	tg := telegramtest.NewServer(tgToken)
 	defer tg.Close()
-	addr := wcFreeAddr(t)
+	addr := sdktest.FreeAddr(t)
 	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}, Plugins: []Plugin{
 		{Name: "tg", Source: "telegram", Config: Attrs{"token": "123:refused", "api_endpoint": tg.APIEndpoint()}}}}
 	cfg := h.Write(t)
@@ -474,8 +474,8 @@ func TestDoctorOnStatusPage(t *testing.T) {
 // clawhost status exits 1 naming it.
 func TestSecondWebChatOnTheSamePort(t *testing.T) {
 	t.Parallel()
-	web := wcFreeAddr(t)
-	a1, a2 := wcFreeAddr(t), wcFreeAddr(t)
+	web := sdktest.FreeAddr(t)
+	a1, a2 := sdktest.FreeAddr(t), sdktest.FreeAddr(t)
 	first := Host{Dir: t.TempDir(), Admin: Attrs{"listen": a1}, Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": web}}}}
 	d1 := Launch(t, first.Write(t))
 	d1.waitFor(func() bool { code, _ := get(t, "http://"+a1+"/healthz"); return code == 200 }, "the first host ready")
@@ -501,7 +501,7 @@ func TestSecondWebChatOnTheSamePort(t *testing.T) {
 // command waits for a restart of clawhost.
 func TestSighupSaysWhatWaits(t *testing.T) {
 	t.Parallel()
-	addr := wcFreeAddr(t)
+	addr := sdktest.FreeAddr(t)
 	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}}
 	cfg := h.Write(t)
 	d := Launch(t, cfg)
@@ -542,7 +542,7 @@ func TestClaudeAuthRefused(t *testing.T) {
 	fake := anthropictest.New()
 	t.Cleanup(fake.Close)
 	dir := t.TempDir()
-	addr := wcFreeAddr(t)
+	addr := sdktest.FreeAddr(t)
 	h := loopbackHost(dir, false)
 	h.Agent = RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s", "sandbox": "off"})
 	h.Admin = Attrs{"listen": addr}
@@ -628,7 +628,7 @@ func TestValidateProbeAndIDForms(t *testing.T) {
 // reload enables a channel (the web chat) /healthz is 200.
 func TestNoChannelIsNotHealthy(t *testing.T) {
 	t.Parallel()
-	addr, web := wcFreeAddr(t), wcFreeAddr(t)
+	addr, web := sdktest.FreeAddr(t), sdktest.FreeAddr(t)
 	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}, Plugins: []Plugin{{Name: "web", Source: "webchat",
 		Attrs:  Attrs{"enabled": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "") != ""`)},
 		Config: Attrs{"listen": web}}}}

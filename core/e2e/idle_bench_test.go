@@ -19,6 +19,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // idleFor is how long BenchmarkIdleRSS lets clawhost idle before it
@@ -48,7 +49,7 @@ type idleHost struct {
 // in bins, with info logging and the admin endpoint on a free port.
 func startIdleHost(b *testing.B, h Host, bins map[string]string) *idleHost {
 	b.Helper()
-	addr := wcFreeAddr(b)
+	addr := sdktest.FreeAddr(b)
 	h.Dir, h.LogLevel, h.Admin = b.TempDir(), "info", Attrs{"listen": addr}
 	return &idleHost{d: Start(b, h), plugins: bins, admin: "http://" + addr}
 }
@@ -204,7 +205,7 @@ func idleRound(b *testing.B) map[string]float64 {
 	allow := func(from ...string) Attrs { return Attrs{"dm_policy": "allowlist", "allow_from": from} }
 	hosts := []*idleHost{
 		startIdleHost(b, Host{Access: allow("tg:1001"), Plugins: []Plugin{tg(tgA)}}, map[string]string{"tg": "clawhost-telegram"}),
-		startIdleHost(b, Host{Access: allow("web:*", "tg:1001"), Plugins: []Plugin{tg(tgB), {Name: "web", Source: "webchat", Config: Attrs{"listen": wcFreeAddr(b)}}}},
+		startIdleHost(b, Host{Access: allow("web:*", "tg:1001"), Plugins: []Plugin{tg(tgB), {Name: "web", Source: "webchat", Config: Attrs{"listen": sdktest.FreeAddr(b)}}}},
 			map[string]string{"tg": "clawhost-telegram", "web": "clawhost-webchat"}),
 		startIdleHost(b, Host{Access: allow("wa:+15550002222"), Plugins: []Plugin{
 			{Name: "dc", Source: "discord", Config: Attrs{"token": dcToken, "api_endpoint": dc.Endpoint()}},

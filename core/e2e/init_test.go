@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,22 +38,12 @@ type initEnv struct {
 
 func newInitEnv(t *testing.T) *initEnv {
 	t.Helper()
-	e := &initEnv{home: t.TempDir(), claude: clClaudeBin(t), admin: freeAddr(t), web: freeAddr(t)}
+	e := &initEnv{home: t.TempDir(), claude: clClaudeBin(t), admin: sdktest.FreeAddr(t), web: sdktest.FreeAddr(t)}
 	e.tg = telegramtest.NewServer(initTGToken)
 	t.Cleanup(e.tg.Close)
 	e.api = anthropictest.New()
 	t.Cleanup(e.api.Close)
 	return e
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // environ is the user's environment: no token in it (init writes it to

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -34,10 +33,8 @@ import (
 //     and one turn ($1.42).
 func TestLedgerTurnCosts(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake, srv := anthropictest.New(), telegramtest.NewServer(tgToken)
-	t.Cleanup(fake.Close)
-	t.Cleanup(srv.Close)
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
 	const (
 		in, out   = 100_000, 1000
 		turnUSD   = 0.42 // 100k × $4/M + 1k × $20/M
@@ -50,8 +47,7 @@ func TestLedgerTurnCosts(t *testing.T) {
 		}
 		return anthropictest.Reply{Text: "echo: " + r.LastUserText(), InputTokens: in, OutputTokens: out}
 	})
-	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	const alice, bob, erin = 1001, 2002, 5005
 	const group = tgGroup
 	erinGroups := []int64{-1001234500011, -1001234500012, -1001234500013}
@@ -59,9 +55,8 @@ func TestLedgerTurnCosts(t *testing.T) {
 	for _, g := range erinGroups {
 		groups = append(groups, fmt.Sprint("tg:", g))
 	}
-	d := Start(t, Host{
-		Dir:   dir,
-		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "120s"}),
+	d := rig.start(t, Host{
+		Agent: rig.agent(Attrs{"timeout": "120s"}),
 		// Alice and Bob are owners: exempt from the budget, which holds
 		// Erin alone.
 		Access: Attrs{"dm_policy": "allowlist", "owners": []string{"tg:1001", "tg:2002"}, "allow_from": []string{"tg:1001", "tg:2002", "tg:5005"},
@@ -69,14 +64,7 @@ func TestLedgerTurnCosts(t *testing.T) {
 		Admin:    Attrs{"listen": adminAddr},
 		Messages: Attrs{"timezone": "UTC", "turn_card": "off"},
 		Blocks:   []Block{{Type: "budget", Attrs: Attrs{"per_sender_daily_usd": 1}}},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
-		}
-	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	user := map[int64]telegramtest.User{alice: tgUser(alice, "Alice"), bob: tgUser(bob, "Bob"), erin: tgUser(erin, "Erin")}
 	say := func(chat telegramtest.Chat, who int64, text string) {
 		srv.PushText(chat, user[who], text)

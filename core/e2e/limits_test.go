@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
-	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestUsageLimitWaitedOut: through the real binary and the real claude CLI
@@ -23,10 +21,8 @@ import (
 // claude before it but the first.
 func TestUsageLimitWaitedOut(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake, srv := anthropictest.New(), telegramtest.NewServer(tgToken)
-	t.Cleanup(fake.Close)
-	t.Cleanup(srv.Close)
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
 	var mu sync.Mutex
 	var reset time.Time // 20 s after the first request (claude's start takes seconds on a busy machine)
 	var early []string  // prompts that reached the API before the reset
@@ -56,22 +52,13 @@ func TestUsageLimitWaitedOut(t *testing.T) {
 		}
 		return anthropictest.Reply{} // echo
 	})
-	dir := t.TempDir()
-	agent := RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s"})
+	agent := rig.agent(Attrs{"timeout": "60s"})
 	delete(agent.Env, "ANTHROPIC_API_KEY")
 	agent.Env["CLAUDE_CODE_OAUTH_TOKEN"] = "sk-ant-oat01-fake"
-	d := Start(t, Host{
-		Dir: dir, Agent: agent,
-		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002", "tg:1003"}},
-		Admin:   Attrs{"listen": ""},
-		Plugins: []Plugin{tgPlugin(srv.APIEndpoint())},
+	d := rig.start(t, Host{
+		Agent:  agent,
+		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002", "tg:1003"}},
 	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
-		}
-	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chats := map[string]int64{"Alice": 1001, "Bob": 1002, "Carol": 1003}
 	push := func(who, text string) {
 		srv.PushText(telegramtest.PrivateChat(chats[who]), tgUser(chats[who], who), text)

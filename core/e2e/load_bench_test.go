@@ -43,12 +43,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const (
@@ -202,10 +202,10 @@ func loadClawhostRoundWith(b *testing.B, round int, claude string, agent Attrs, 
 	runLog := filepath.Join(dir, "workspace", "claude-runs.jsonl")
 	h := loadHost(dir, claude, runLog, agent, srv.APIEndpoint())
 	if o.sandbox {
-		h.Admin = Attrs{"listen": freeAddr(b)}
+		h.Admin = Attrs{"listen": sdktest.FreeAddr(b)}
 	}
 	d := LaunchAs(b, h.Write(b), o.as)
-	defer loadStop(d)
+	defer d.stop()
 	assertRunsAs(b, d, o.as)
 	// Ready: the plugin polls and the host has published the command menu.
 	deadline := time.Now().Add(tgWait)
@@ -221,19 +221,6 @@ func loadClawhostRoundWith(b *testing.B, round int, claude string, agent Attrs, 
 		res.sandbox = statusSandbox(b, d.cfgPath)
 	}
 	return res
-}
-
-// loadStop ends clawhost with SIGTERM and waits for it.
-func loadStop(d *daemon) {
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = d.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = d.cmd.Process.Kill()
-		<-done
-	}
 }
 
 // loadClaudeStarts counts the fake claude processes of a run log.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // validateBinary runs the built binary's validate on src and returns its
@@ -77,7 +78,7 @@ func webhookHost(dir, endpoint, listen, secret string) Host {
 func TestWebhookSecretE2E(t *testing.T) {
 	srv := telegramtest.NewServer(tgToken)
 	t.Cleanup(srv.Close)
-	listen := wcFreeAddr(t)
+	listen := sdktest.FreeAddr(t)
 	short := webhookHost("", srv.APIEndpoint(), listen, "s3cret").HCL(t)
 	at := fmt.Sprintf("config.hcl:%d:", 1+strings.Count(short[:strings.Index(short, "webhook_secret")], "\n"))
 	code, out := validateBinary(t, short)
@@ -127,7 +128,7 @@ func TestReattachRefusedForPinnedPlugin(t *testing.T) {
 	}
 	sum := sha256.Sum256(bin)
 	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	h := adminHost(dir, adminAddr)
 	h.Plugins[0].Attrs = Attrs{"sha256": hex.EncodeToString(sum[:])}
 	cfgPath := h.Write(t)

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -25,60 +24,41 @@ import (
 // and agent "ops" is not offered it.
 func TestAgentMCPServer(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
+	dir := rig.dir
 	ws := filepath.Join(dir, "workspace")
 	server := filepath.Join(ws, "tools", "mcpecho")
-	if out, err := exec.Command("go", "build", "-o", server, "./testdata/mcpecho").CombinedOutput(); err != nil {
-		t.Fatalf("build the MCP server: %v\n%s", err, out)
-	}
+	buildMCPEcho(t, server)
 	const token = "tok-e2e-5ecret-7781"
-	d := Start(t, Host{
-		Dir: dir,
+	d := rig.start(t, Host{
 		Agent: func() Agent {
-			a := RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": ws, "timeout": "60s",
+			a := rig.agent(Attrs{"workspace": ws, "timeout": "60s",
 				"allowed_tools": []string{"mcp__echo__token_hash"}})
 			a.Raw = fmt.Sprintf("mcp_server \"echo\" {\n  command = %q\n  env = { ECHO_TOKEN = %q }\n}\n", server, token)
 			return a
 		}(),
 		Agents:   []Agent{{ID: "ops", Attrs: Attrs{"chats": []string{"tg:1002"}, "workspace": filepath.Join(dir, "ops")}}},
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002"}},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
-	request := func(n int) *anthropictest.Request {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-		defer cancel()
-		r, err := fake.WaitDone(ctx, n)
-		if err != nil {
-			t.Fatalf("request %d: %v", n, err)
-		}
-		return r
-	}
 
 	fake.Enqueue(anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "mcp__echo__token_hash", Input: map[string]any{}}},
 		anthropictest.Reply{Text: "Hashed."})
 	srv.PushText(telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice"), "hash the token")
 	tgWaitMessage(t, srv, tgAlice, "Hashed.")
-	first := string(request(1).Body)
+	first := string(apiRequest(t, fake, 1).Body)
 	if !strings.Contains(first, "mcp__echo__token_hash") || !strings.Contains(first, "mcp__clawhost__schedule_message") {
 		t.Error("the default agent's claude was not offered both its own MCP server's tool and clawhost's")
 	}
 	sum := sha256.Sum256([]byte(token))
-	if res := request(2).LastUserText(); !strings.Contains(res, "hash="+hex.EncodeToString(sum[:8])+" cwd="+ws) {
+	if res := apiRequest(t, fake, 2).LastUserText(); !strings.Contains(res, "hash="+hex.EncodeToString(sum[:8])+" cwd="+ws) {
 		t.Errorf("the MCP server's answer %q: not the env the block gave it, or not in the workspace", res)
 	}
 
 	srv.PushText(telegramtest.PrivateChat(1002), tgUser(1002, "Bob"), "and here?")
 	tgWaitMessage(t, srv, 1002, "and here?")
-	if body := string(request(3).Body); strings.Contains(body, "mcp__echo__") || !strings.Contains(body, "mcp__clawhost__schedule_message") {
+	if body := string(apiRequest(t, fake, 3).Body); strings.Contains(body, "mcp__echo__") || !strings.Contains(body, "mcp__clawhost__schedule_message") {
 		t.Error("agent ops's claude was offered the default agent's MCP server, or not clawhost's own tools")
 	}
 	if strings.Contains(d.Log(), token) {
@@ -95,17 +75,12 @@ func TestAgentMCPServer(t *testing.T) {
 // claude leaves it out again (a changed file needs a new approval).
 func TestWorkspaceMCPApproval(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
+	dir := rig.dir
 	ws := filepath.Join(dir, "workspace")
 	server := filepath.Join(ws, "tools", "mcpecho")
-	if out, err := exec.Command("go", "build", "-o", server, "./testdata/mcpecho").CombinedOutput(); err != nil {
-		t.Fatalf("build the MCP server: %v\n%s", err, out)
-	}
+	buildMCPEcho(t, server)
 	mcpJSON := filepath.Join(ws, ".mcp.json")
 	write := func(name string) {
 		t.Helper()
@@ -114,15 +89,11 @@ func TestWorkspaceMCPApproval(t *testing.T) {
 		}
 	}
 	write("wsecho")
-	d := Start(t, Host{
-		Dir:      dir,
-		Agent:    RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": ws, "timeout": "60s"}),
+	d := rig.start(t, Host{
+		Agent:    rig.agent(Attrs{"workspace": ws, "timeout": "60s"}),
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002", "tg:1003"}},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	// ask sends text from a chat of its own (a new claude process) and
 	// returns the request that carried it.
 	ask := func(chat int64, text string) string {
@@ -152,4 +123,12 @@ func TestWorkspaceMCPApproval(t *testing.T) {
 		t.Fatal("a .mcp.json changed since its approval was loaded")
 	}
 	sdktest.WaitFor(t, "the log line for the changed file", func() bool { return strings.Contains(d.Log(), "changed since it was approved") })
+}
+
+// buildMCPEcho builds the stdio MCP server testdata/mcpecho at path.
+func buildMCPEcho(t *testing.T, path string) {
+	t.Helper()
+	if out, err := exec.Command("go", "build", "-o", path, "./testdata/mcpecho").CombinedOutput(); err != nil {
+		t.Fatalf("build the MCP server: %v\n%s", err, out)
+	}
 }

@@ -33,7 +33,7 @@ func TestNoSandboxNoStrangers(t *testing.T) {
 		{"pairing, sandbox off", Attrs{"dm_policy": "pairing", "owners": []string{"tg:1"}}, "off", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			adminAddr := wcFreeAddr(t)
+			adminAddr := sdktest.FreeAddr(t)
 			h := Host{Access: tc.access, Admin: Attrs{"listen": adminAddr}, Plugins: []Plugin{tgPlugin(srv.APIEndpoint())}}
 			if tc.sandbox != "" {
 				h.Agent.Attrs = Attrs{"sandbox": tc.sandbox}

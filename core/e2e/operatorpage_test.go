@@ -85,16 +85,12 @@ func seedOperatorLedger(t *testing.T, data string) []store.TurnUsage {
 // phone's 390 px, and no request leaves loopback; a request without the
 // token or from another origin is refused.
 func TestOperatorsPage(t *testing.T) {
-	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
-	h := adminHost(dir, adminAddr)
-	h.Blocks = append(h.Blocks, Block{Type: "budget", Attrs: Attrs{"per_sender_daily_usd": 1.0}})
-	seeded := seedOperatorLedger(t, filepath.Join(dir, "data"))
-	d := Launch(t, h.Write(t))
-	d.addrFile = filepath.Join(dir, "lo.addr")
-	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
-	base := "http://" + adminAddr
-	d.waitFor(func() bool { code, _ := get(t, base+"/healthz"); return code == 200 }, "/healthz 200")
+	var seeded []store.TurnUsage
+	d, base := startPairingHost(t, func(h *Host) {
+		h.Blocks = append(h.Blocks, Block{Type: "budget", Attrs: Attrs{"per_sender_daily_usd": 1.0}})
+		seeded = seedOperatorLedger(t, filepath.Join(h.Dir, "data"))
+	})
+	dir := d.Dir()
 	token, err := admin.ReadToken(filepath.Join(dir, "data", admin.TokenFile))
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +218,7 @@ func TestOperatorsPage(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	for _, r := range requested {
-		if pu, err := url.Parse(r); err != nil || (pu.Scheme != "data" && pu.Host != adminAddr) {
+		if pu, err := url.Parse(r); err != nil || (pu.Scheme != "data" && "http://"+pu.Host != base) {
 			t.Errorf("the page requested %s, beyond the admin endpoint", r)
 		}
 	}

@@ -37,7 +37,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -49,6 +48,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 const (
@@ -109,7 +109,7 @@ func outHost(b *testing.B, claude string, admin Attrs, storage ...Attrs) (*teleg
 		h.Storage = storage[0]
 	}
 	d := Launch(b, h.Write(b))
-	b.Cleanup(func() { loadStop(d) })
+	b.Cleanup(func() { d.stop() })
 	deadline := time.Now().Add(tgWait)
 	for len(srv.Requests("getUpdates")) == 0 || len(srv.Commands()) == 0 {
 		if time.Now().After(deadline) {
@@ -128,7 +128,7 @@ func outRound(b *testing.B, claude string, storage ...Attrs) outResult {
 	b.Helper()
 	admin := Attrs{"listen": ""}
 	if *outPprof != "" {
-		admin = Attrs{"listen": freeLoopback(b), "pprof": true}
+		admin = Attrs{"listen": sdktest.FreeAddr(b), "pprof": true}
 	}
 	srv, d, runLog := outHost(b, claude, admin, storage...)
 	host := d.cmd.Process.Pid
@@ -285,17 +285,6 @@ func outProfile(b *testing.B, addr string) chan []byte {
 		ch <- data
 	}()
 	return ch
-}
-
-// freeLoopback is a free 127.0.0.1 address.
-func freeLoopback(tb testing.TB) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // procFaults is how many minor page faults process pid took (0 when it

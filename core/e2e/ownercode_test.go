@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestOwnerCodeAtFirstStart: a host nobody ran `clawhost init` for (a container) and with
@@ -68,7 +70,7 @@ func TestOwnerCodeAtFirstStart(t *testing.T) {
 func TestContainerAdminEndpoint(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	_, port, _ := strings.Cut(wcFreeAddr(t), ":")
+	_, port, _ := strings.Cut(sdktest.FreeAddr(t), ":")
 	h := loopbackHost(dir, false)
 	h.Admin = Attrs{"listen": "0.0.0.0:" + port, "tls_cert": filepath.Join(dir, "data", "admin-tls.crt"), "tls_key": filepath.Join(dir, "data", "admin-tls.key")}
 	cfg := h.Write(t)

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,20 +20,14 @@ import (
 // answer comes), Restart on a plugin restarts it; each through the page's
 // own forms, behind the admin token, and each in the audit trail.
 func TestStatusPageActions(t *testing.T) {
-	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
-	h := adminHost(dir, adminAddr)
-	cfg := h.Write(t)
-	d := Launch(t, cfg)
-	d.addrFile = filepath.Join(dir, "lo.addr")
-	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
-	d.waitFor(func() bool { code, _ := get(t, "http://"+adminAddr+"/status.json"); return code == 200 }, "the admin endpoint")
+	d, base := startPairingHost(t, nil)
+	dir, cfg := d.Dir(), d.ConfigPath()
 	token, err := admin.ReadToken(filepath.Join(dir, "data", admin.TokenFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := webchattest.NewBrowser(t, wcBrowserTimeout)
-	page := "http://" + adminAddr + "/"
+	page := base + "/"
 	// Not the web chat: no connection to wait for, the page as it loads.
 	if err := chromedp.Do(b.Ctx, chromedp.Navigate(page+"?token="+token)); err != nil {
 		t.Fatal(err)

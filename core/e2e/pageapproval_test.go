@@ -20,26 +20,15 @@ import (
 // turn goes on, Deny does not run it and claude reads the denial; the
 // real claude CLI against the fake Anthropic API, on the fake Telegram.
 func TestPageToolApproval(t *testing.T) {
-	claude := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir, outside := t.TempDir(), t.TempDir()
-	adminAddr := wcFreeAddr(t)
-	h := Host{
-		Dir: dir,
-		Agent: RealClaude(claude, filepath.Join(dir, "home"), fake.URL(), Attrs{
-			"workspace": filepath.Join(dir, "workspace"), "timeout": "60s", "approvals": "chat", "approval_timeout": "60s", "sandbox": "off",
-		}),
+	rig, outside := newTgClaude(t), t.TempDir()
+	fake, srv, dir := rig.fake, rig.srv, rig.dir
+	adminAddr := sdktest.FreeAddr(t)
+	d := rig.start(t, Host{
+		Agent:    rig.agent(Attrs{"timeout": "60s", "approvals": "chat", "approval_timeout": "60s", "sandbox": "off"}),
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}},
 		Admin:    Attrs{"listen": adminAddr},
 		Messages: Attrs{"streaming": "blocks"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
-	}
-	Launch(t, h.Write(t))
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
-	d := &daemon{t: t}
+	})
 	d.waitFor(func() bool { code, _ := get(t, "http://"+adminAddr+"/status.json"); return code == 200 }, "the admin endpoint")
 	token, err := admin.ReadToken(filepath.Join(dir, "data", admin.TokenFile))
 	if err != nil {

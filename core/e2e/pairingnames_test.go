@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,13 +11,8 @@ import (
 // clawhost pairing list, clawhost status and the status page.
 func TestPairingNames(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
-	h := adminHost(dir, adminAddr)
-	cfg := h.Write(t)
-	d := Launch(t, cfg)
-	d.addrFile = filepath.Join(dir, "lo.addr")
-	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback")
+	d, base := startPairingHost(t, nil)
+	cfg := d.ConfigPath()
 	postInbound(t, d.addr(), map[string]any{"chat_id": "chat-dave", "sender_id": "dave", "sender_name": "Dave Null", "sender_username": "dnull", "text": "let me in"})
 	d.nextSend("chat-dave") // the code
 	var out, errb bytes.Buffer
@@ -31,8 +24,8 @@ func TestPairingNames(t *testing.T) {
 	if !strings.Contains(out.String(), "waiting for an owner: Dave Null (@dnull) lo:dave (code ") {
 		t.Errorf("clawhost status:\n%s", out.String())
 	}
-	d.waitFor(func() bool { code, _ := get(t, "http://"+adminAddr+"/status.json"); return code == 200 }, "the admin endpoint")
-	if _, page := get(t, "http://"+adminAddr+"/"); !strings.Contains(page, "Dave Null @dnull <code>lo:dave</code>") {
+	d.waitFor(func() bool { code, _ := get(t, base+"/status.json"); return code == 200 }, "the admin endpoint")
+	if _, page := get(t, base+"/"); !strings.Contains(page, "Dave Null @dnull <code>lo:dave</code>") {
 		t.Errorf("the page does not name the stranger:\n%s", page)
 	}
 }

@@ -6,7 +6,6 @@ package e2e
 // file plan mode names and calls ExitPlanMode, or calls AskUserQuestion.
 
 import (
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -111,25 +110,12 @@ func tgPress(t *testing.T, srv *telegramtest.Server, chat telegramtest.Chat, m t
 // lets claude go on out of plan mode.
 func TestPlanTelegramRealClaude(t *testing.T) {
 	t.Parallel()
-	claude := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	Start(t, Host{
-		Dir:     dir,
-		Agent:   RealClaude(claude, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "90s", "approval_timeout": "60s"}),
-		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}},
-		Admin:   Attrs{"listen": ""},
-		Plugins: []Plugin{tgPlugin(srv.APIEndpoint())},
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
+	rig.start(t, Host{
+		Agent:  rig.agent(Attrs{"timeout": "90s", "approval_timeout": "60s"}),
+		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}},
 	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
-		}
-	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chat, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
 	sc := &script{}
 	fake.SetResponder(sc.respond)
@@ -209,28 +195,15 @@ func TestPlanTelegramRealClaude(t *testing.T) {
 // left unanswered, claude reads that, and the turn finishes.
 func TestQuestionTelegramRealClaude(t *testing.T) {
 	t.Parallel()
-	claude := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	Start(t, Host{
-		Dir: dir,
-		Agent: RealClaude(claude, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "90s",
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
+	rig.start(t, Host{
+		Agent: rig.agent(Attrs{"timeout": "90s",
 			"approvals": "chat", "approval_timeout": "3s"}),
 		Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}, "groups": []string{"tg:-1001234500001"},
 			"group_allow_from": []string{"tg:2002", "tg:3003"}, "require_mention": false},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
-		}
-	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	group, bob, carol := telegramtest.Supergroup(tgGroup, "Team"), tgUser(2002, "Bob"), tgUser(3003, "Carol")
 	opts := func(ls ...string) []any {
 		var out []any

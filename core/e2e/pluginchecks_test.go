@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // checksFile writes the loopback channel and the clock hook, whose own
@@ -28,7 +29,7 @@ type checksFile struct {
 
 func newChecksFile(t *testing.T) *checksFile {
 	dir := t.TempDir()
-	return &checksFile{t: t, dir: dir, path: filepath.Join(dir, "config.hcl"), adminAddr: wcFreeAddr(t), addrFile: filepath.Join(dir, "lo.addr")}
+	return &checksFile{t: t, dir: dir, path: filepath.Join(dir, "config.hcl"), adminAddr: sdktest.FreeAddr(t), addrFile: filepath.Join(dir, "lo.addr")}
 }
 
 func (c *checksFile) write(zone string) {

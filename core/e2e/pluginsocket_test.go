@@ -40,10 +40,8 @@ func TestPluginSocketRefusesStrangers(t *testing.T) {
 		Admin:   Attrs{"listen": "127.0.0.1:0"}, // makes <data_dir>/admin.token
 		Plugins: []Plugin{tgPlugin(srv.APIEndpoint())},
 	}
-	cfg := h.Write(t)
 	t.Cleanup(srv.Close)
-	d := Launch(t, cfg)
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	d := startOnTelegram(t, srv, h)
 	pids := pluginPIDs(d, 1)
 	token := admin.TokenPath(filepath.Join(d.Dir(), "data"))
 	sdktest.WaitFor(t, "the admin token the attack names", func() bool {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
-	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // whoamiTool is claude's tool_use of the whoami-tool example's tool name
@@ -34,51 +33,34 @@ func whoamiTool(name string, input map[string]any) anthropictest.Reply {
 // its file and line.
 func TestPluginToolThroughClaude(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
+	dir := rig.dir
 	if err := os.MkdirAll(filepath.Join(dir, "helper", "memory"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "helper", "memory", "pets.md"), []byte("# Pets\n\nAlice's cat is called Miso.\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := Start(t, Host{
-		Dir:   dir,
-		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s"}),
+	d := rig.start(t, Host{
+		Agent: rig.agent(Attrs{"timeout": "60s"}),
 		Agents: []Agent{{ID: "helper", Attrs: Attrs{"chats": []string{"tg:1001"}, "workspace": filepath.Join(dir, "helper"),
 			"tools":         []string{"whoami.*", "memory.search"},
 			"allowed_tools": []string{"mcp__clawhost__whoami__whoami", "mcp__clawhost__whoami__wait", "mcp__clawhost__memory__search"}}}},
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001", "tg:1002"}},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
-		Plugins: []Plugin{tgPlugin(srv.APIEndpoint()),
-			{Name: "whoami", Source: "whoami-tool", Attrs: Attrs{"tool_timeout": "2s"}}, {Name: "memory", Source: "memory"}},
+		Plugins:  []Plugin{{Name: "whoami", Source: "whoami-tool", Attrs: Attrs{"tool_timeout": "2s"}}, {Name: "memory", Source: "memory"}},
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
-	request := func(n int) *anthropictest.Request {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-		defer cancel()
-		r, err := fake.WaitDone(ctx, n)
-		if err != nil {
-			t.Fatalf("request %d: %v", n, err)
-		}
-		return r
-	}
 	alice, bob := tgUser(tgAlice, "Alice"), tgUser(1002, "Bob")
 
 	// whoami: the plugin sees the chat, the sender and the agent.
 	fake.Enqueue(whoamiTool("whoami", map[string]any{}), anthropictest.Reply{Text: "You are Alice."})
 	srv.PushText(telegramtest.PrivateChat(tgAlice), alice, "who am I?")
 	tgWaitMessage(t, srv, tgAlice, "You are Alice.")
-	if !strings.Contains(string(request(1).Body), "mcp__clawhost__whoami__whoami") {
+	if !strings.Contains(string(apiRequest(t, fake, 1).Body), "mcp__clawhost__whoami__whoami") {
 		t.Error("agent helper's claude was not offered the plugin's tool")
 	}
-	if res := request(2).LastUserText(); !strings.Contains(res, "chat tg:1001 (direct), sender 1001 (Alice), agent helper, workspace "+filepath.Join(dir, "helper")) {
+	if res := apiRequest(t, fake, 2).LastUserText(); !strings.Contains(res, "chat tg:1001 (direct), sender 1001 (Alice), agent helper, workspace "+filepath.Join(dir, "helper")) {
 		t.Errorf("whoami's result: %q", res)
 	}
 
@@ -86,7 +68,7 @@ func TestPluginToolThroughClaude(t *testing.T) {
 	fake.Enqueue(whoamiTool("wait", map[string]any{"seconds": 3600}), anthropictest.Reply{Text: "It took too long."})
 	srv.PushText(telegramtest.PrivateChat(tgAlice), alice, "wait an hour")
 	tgWaitMessage(t, srv, tgAlice, "It took too long.")
-	if res := request(4).LastUserText(); !strings.Contains(res, "The tool whoami.wait did not answer within 2s and was stopped.") {
+	if res := apiRequest(t, fake, 4).LastUserText(); !strings.Contains(res, "The tool whoami.wait did not answer within 2s and was stopped.") {
 		t.Errorf("the hanging tool's result: %q", res)
 	}
 
@@ -95,10 +77,10 @@ func TestPluginToolThroughClaude(t *testing.T) {
 	fake.Enqueue(whoamiTool("whoami", map[string]any{}), anthropictest.Reply{Text: "No such tool here."})
 	srv.PushText(telegramtest.PrivateChat(1002), bob, "who am I?")
 	tgWaitMessage(t, srv, 1002, "No such tool here.")
-	if strings.Contains(string(request(5).Body), "mcp__clawhost__whoami__whoami") {
+	if strings.Contains(string(apiRequest(t, fake, 5).Body), "mcp__clawhost__whoami__whoami") {
 		t.Error("the default agent's claude was offered a tool it is not granted")
 	}
-	if res := request(6).LastUserText(); strings.Contains(res, "chat tg:") || !strings.Contains(strings.ToLower(res), "no such tool") {
+	if res := apiRequest(t, fake, 6).LastUserText(); strings.Contains(res, "chat tg:") || !strings.Contains(strings.ToLower(res), "no such tool") {
 		t.Errorf("the ungranted call's result: %q", res)
 	}
 
@@ -107,7 +89,7 @@ func TestPluginToolThroughClaude(t *testing.T) {
 		anthropictest.Reply{Text: "Miso."})
 	srv.PushText(telegramtest.PrivateChat(tgAlice), alice, "what is my cat called?")
 	tgWaitMessage(t, srv, tgAlice, "Miso.")
-	if res := request(8).LastUserText(); !strings.Contains(res, "memory/pets.md:1\n# Pets\nAlice's cat is called Miso.") {
+	if res := apiRequest(t, fake, 8).LastUserText(); !strings.Contains(res, "memory/pets.md:1\n# Pets\nAlice's cat is called Miso.") {
 		t.Errorf("memory.search's result: %q", res)
 	}
 
@@ -139,22 +121,15 @@ func TestPluginToolThroughClaude(t *testing.T) {
 // without a question.
 func TestPluginToolApprovedAlways(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	Start(t, Host{
-		Dir: dir,
-		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s",
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
+	rig.start(t, Host{
+		Agent: rig.agent(Attrs{"timeout": "60s",
 			"approvals": "chat", "tools": []string{"whoami.whoami"}}),
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}, "owners": []string{"tg:1001"}},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint()), {Name: "whoami", Source: "whoami-tool"}},
+		Plugins:  []Plugin{{Name: "whoami", Source: "whoami-tool"}},
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chat, alice := telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice")
 	const asked = "claude wants to use whoami.whoami (a tool of plugin whoami)"
 
@@ -215,23 +190,17 @@ func TestPluginToolApprovedAlways(t *testing.T) {
 // the reply is delivered once.
 func TestKill9ToolSideEffectOnce(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	srv := telegramtest.NewServer(tgToken)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
+	dir := rig.dir
 	ws := filepath.Join(dir, "workspace")
-	d := Start(t, Host{
-		Dir: dir,
-		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": ws, "timeout": "60s",
+	d := rig.start(t, Host{
+		Agent: rig.agent(Attrs{"workspace": ws, "timeout": "60s",
 			"tools": []string{"whoami.note"}, "allowed_tools": []string{"mcp__clawhost__whoami__note"}}),
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
-		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"streaming": "off"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint()), {Name: "whoami", Source: "whoami-tool"}},
+		Plugins:  []Plugin{{Name: "whoami", Source: "whoami-tool"}},
 	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	note := whoamiTool("note", map[string]any{"text": "buy milk"})
 	// The model asks for the note, then takes its time over the answer:
 	// the kill comes while claude waits for it.

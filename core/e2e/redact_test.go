@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestRedactsConfiguredSecrets: configured secrets are redacted by value,
@@ -18,11 +20,11 @@ import (
 func TestRedactsConfiguredSecrets(t *testing.T) {
 	const webToken, envToken = "webchat-token-0123456789", "loop-env-secret-abcdef"
 	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	addrFile := filepath.Join(dir, "lo.addr")
 	h := Host{Dir: dir, Admin: Attrs{"listen": adminAddr}, Plugins: []Plugin{
 		{Name: "lo", Source: "loopback", Attrs: Attrs{"env": map[string]string{"LOOPBACK_API_TOKEN": envToken}}, Config: Attrs{"addr_file": addrFile}},
-		{Name: "web", Source: "webchat", Config: Attrs{"listen": wcFreeAddr(t), "access_token": webToken}},
+		{Name: "web", Source: "webchat", Config: Attrs{"listen": sdktest.FreeAddr(t), "access_token": webToken}},
 	}}
 	cfgPath := h.Write(t)
 	d := Launch(t, cfgPath)

@@ -140,7 +140,7 @@ func TestReleaseArchive(t *testing.T) {
 	}
 	fake := anthropictest.New()
 	t.Cleanup(fake.Close)
-	web, adminAddr := wcFreeAddr(t), wcFreeAddr(t)
+	web, adminAddr := sdktest.FreeAddr(t), sdktest.FreeAddr(t)
 	etc := filepath.Join(root, "etc")
 	if err := os.MkdirAll(etc, 0o700); err != nil {
 		t.Fatal(err)

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // sandboxUser is the user the sandbox benchmarks run clawhost as; "": the
@@ -156,11 +157,11 @@ func BenchmarkFirstTurnSandbox(b *testing.B) {
 			dir := b.TempDir()
 			runLog := filepath.Join(dir, "workspace", "claude-runs.jsonl")
 			h := loadHost(dir, claude, runLog, agent, srv.APIEndpoint())
-			h.Admin = Attrs{"listen": freeAddr(b)} // for statusSandbox
+			h.Admin = Attrs{"listen": sdktest.FreeAddr(b)} // for statusSandbox
 			// The third host's sandboxes are recycled.
 			d := withHelper(b, i == 2, func() *Daemon { return LaunchAs(b, h.Write(b), as) })
 			assertRunsAs(b, d, as)
-			b.Cleanup(func() { loadStop(d) })
+			b.Cleanup(func() { d.stop() })
 			hosts[i] = &host{srv: srv, d: d, runLog: runLog, ids: map[string]int{}}
 		}
 		for i, h := range hosts {

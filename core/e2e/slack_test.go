@@ -68,18 +68,8 @@ func startSlackDaemon(t *testing.T, mods ...func(*Host)) *slEnv {
 		Plugins: []Plugin{{Name: "sl", Source: "slack", Config: Attrs{
 			"bot_token": slBotToken, "app_token": slAppToken, "api_endpoint": srv.Endpoint()}}},
 	}
-	mod(&h)
-	for _, m := range mods {
-		m(&h)
-	}
-	e.cfgPath = h.Write(t)
-	t.Cleanup(srv.Close) // runs after the daemon stopped
-	e.d = Launch(t, e.cfgPath)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("slack requests:\n%s", slRequestLog(srv))
-		}
-	})
+	e.d = launchOn(t, h, platform{name: "slack", close: srv.Close, requests: func() string { return slRequestLog(srv) }}, append([]func(*Host){mod}, mods...)...)
+	e.cfgPath = e.d.ConfigPath()
 	e.connected(t, 1)
 	return e
 }
@@ -379,7 +369,7 @@ func TestSlackInvalidAuth(t *testing.T) {
 	srv.RevokeBotToken()
 	h := Host{
 		Dir:   t.TempDir(),
-		Admin: Attrs{"listen": wcFreeAddr(t)},
+		Admin: Attrs{"listen": sdktest.FreeAddr(t)},
 		Plugins: []Plugin{{Name: "sl", Source: "slack", Config: Attrs{
 			"bot_token": slBotToken, "app_token": slAppToken, "api_endpoint": srv.Endpoint()}}},
 	}

@@ -28,7 +28,7 @@ func startTelegramAndWeb(tb testing.TB, dir string, srv *telegramtest.Server) (*
 		LogLevel: "info",
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*", "tg:1001"}},
 		Admin:    Attrs{"listen": "127.0.0.1:0"},
-		Plugins:  []Plugin{tg, {Name: "web", Source: "webchat", Config: Attrs{"listen": wcFreeAddr(tb)}}},
+		Plugins:  []Plugin{tg, {Name: "web", Source: "webchat", Config: Attrs{"listen": sdktest.FreeAddr(tb)}}},
 	}
 	log := &sdktest.Log{}
 	cmd := Command(tb, h.Write(tb))

@@ -28,8 +28,7 @@ func TestStartRunsEachPluginOnce(t *testing.T) {
 	sdktest.WriteExecutable(t, wrapper, []byte(script), 0o700)
 	tg := tgPlugin(srv.APIEndpoint())
 	tg.Attrs = Attrs{"path": wrapper}
-	d := Start(t, Host{Dir: dir, Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}}, Plugins: []Plugin{tg}})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	d := startOnTelegram(t, srv, Host{Dir: dir, Access: Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}}, Plugins: []Plugin{tg}})
 	b, err := os.ReadFile(count)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // startAdminHost runs clawhost as host id on the PostgreSQL database url,
@@ -33,7 +34,7 @@ func startAdminHost(t *testing.T, url, id, listen string, mods ...func(*Host)) *
 // h1 is killed with -9, h2 shows it expired.
 func TestHostsStatus(t *testing.T) {
 	url := pgtest.Cluster(t).NewDatabase(t)
-	listen := map[string]string{"h1": wcFreeAddr(t), "h2": wcFreeAddr(t)}
+	listen := map[string]string{"h1": sdktest.FreeAddr(t), "h2": sdktest.FreeAddr(t)}
 	hosts := map[string]*daemon{"h1": startAdminHost(t, url, "h1", listen["h1"]), "h2": startAdminHost(t, url, "h2", listen["h2"])}
 
 	// status is host id's /status.json; ok is false while it cannot be read.

@@ -59,10 +59,8 @@ func teamCLI(t *testing.T, cfg string, args ...string) []byte {
 //     every kind of decision made.
 func TestTeamTelegram(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake, srv := anthropictest.New(), telegramtest.NewServer(tgToken)
-	t.Cleanup(fake.Close)
-	t.Cleanup(srv.Close)
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
 	const perTurn = 125000
 	fake.SetResponder(func(r *anthropictest.Request) anthropictest.Reply {
 		if strings.Contains(r.LastUserText(), "flood") {
@@ -70,12 +68,10 @@ func TestTeamTelegram(t *testing.T) {
 		}
 		return anthropictest.Reply{Text: "echo: " + r.LastUserText(), InputTokens: perTurn}
 	})
-	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	const alice, bob, carol, dave, erin = 1001, 2002, 3003, 4004, 5005
-	d := Start(t, Host{
-		Dir:   dir,
-		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "60s"}),
+	d := rig.start(t, Host{
+		Agent: rig.agent(Attrs{"timeout": "60s"}),
 		Access: Attrs{"dm_policy": "pairing", "owners": []string{"tg:3003"}, "allow_from": []string{"tg:1001", "tg:2002", "tg:5005"},
 			"groups": []string{fmt.Sprint("tg:", tgGroup)}, "group_allow_from": []string{"tg:1001", "tg:2002"}, "require_mention": false,
 			"rate": "5/min"},
@@ -89,14 +85,7 @@ func TestTeamTelegram(t *testing.T) {
 			{Type: "budget", Attrs: Attrs{"per_sender_daily_usd": 1, "warn_at": "40%"}},
 			{Type: "audit", Attrs: Attrs{"keep": "30d"}},
 		},
-		Plugins: []Plugin{tgPlugin(srv.APIEndpoint())},
 	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
-		}
-	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	group := telegramtest.Supergroup(tgGroup, "Team")
 	user := map[int64]telegramtest.User{alice: tgUser(alice, "Alice"), bob: tgUser(bob, "Bob"), carol: tgUser(carol, "Carol"), dave: tgUser(dave, "Dave"), erin: tgUser(erin, "Erin")}
 	inGroup := func(who int64, text string) { srv.PushText(group, user[who], text) }

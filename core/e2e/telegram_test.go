@@ -63,18 +63,10 @@ func startTelegramDaemon(t *testing.T, streaming string) (*daemon, *telegramtest
 		Messages: Attrs{"streaming": streaming},
 		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	}
-	cfg := h.Write(t)
 	// Cleanups run last-registered first: the daemon stops before the fake
 	// closes, so the plugin never sees its API vanish.
 	t.Cleanup(srv.Close)
-	d := Launch(t, cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
-		}
-	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
-	return d, srv
+	return startOnTelegram(t, srv, h), srv
 }
 
 // tgRequestLog summarizes the fake's recorded requests for a failure log.

@@ -25,10 +25,8 @@ func TestTypingHoldsThroughALongTurn(t *testing.T) {
 		Messages: Attrs{"streaming": "off"},
 		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	}
-	cfg := h.Write(t)
 	t.Cleanup(srv.Close)
-	Launch(t, cfg)
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	startOnTelegram(t, srv, h)
 	chat := telegramtest.PrivateChat(tgAlice)
 	srv.PushText(chat, tgUser(tgAlice, "Alice"), "think long #sleep=40s")
 	answered := func() bool {

@@ -101,7 +101,7 @@ func TestUntrustedInputPlugin(t *testing.T) {
 func TestUntrustedInputWithoutBubblewrap(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	h := adminHost(dir, adminAddr)
 	h.Agent = Agent{Attrs: Attrs{"sandbox": "off"}}
 	h.Plugins = append(h.Plugins, Plugin{Name: "clock", Source: "clock-hook", Attrs: Attrs{"untrusted_input": true}})

@@ -113,7 +113,7 @@ func TestUpgradeByInstallScript(t *testing.T) {
 	// names the old release: doctor warns.
 	pinned := filepath.Join(home, "etc", "config.hcl")
 	write(pinned, fmt.Sprintf("data_dir = %q\nplugin_dir = %q\nagent {\n  command = \"/bin/true\"\n  sandbox = \"off\"\n}\nadmin { listen = %q }\n\nplugin \"web\" {\n  source = \"webchat\"\n  config { listen = %q }\n}\n",
-		filepath.Join(home, "data"), old, freeAddr(t), freeAddr(t)))
+		filepath.Join(home, "data"), old, sdktest.FreeAddr(t), sdktest.FreeAddr(t)))
 	doctor := exec.Command(filepath.Join(prefix, "bin", "clawhost"), "doctor", "-json", "-config", pinned)
 	doctor.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
 	report, _ := doctor.Output() // other checks fail here (no claude): only the plugin's is looked at
@@ -142,7 +142,7 @@ func TestUpgradeByInstallScript(t *testing.T) {
 	fresh := filepath.Join(home, "fresh")
 	initCmd := exec.Command(filepath.Join(prefix, "bin", "clawhost"), "init", "-non-interactive", "-webchat", "-claude", "/bin/true",
 		"-config-dir", fresh, "-data-dir", filepath.Join(fresh, "data"), "-workspace", filepath.Join(fresh, "ws"),
-		"-admin-listen", freeAddr(t), "-webchat-listen", freeAddr(t))
+		"-admin-listen", sdktest.FreeAddr(t), "-webchat-listen", sdktest.FreeAddr(t))
 	initCmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
 	if out, err := initCmd.CombinedOutput(); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)

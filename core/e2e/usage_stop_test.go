@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,10 +19,8 @@ import (
 // binary, the real CLI and the fake Bot API.
 func TestStoppedTurnInTheLedger(t *testing.T) {
 	t.Parallel()
-	bin := clClaudeBin(t)
-	fake, srv := anthropictest.New(), telegramtest.NewServer(tgToken)
-	t.Cleanup(fake.Close)
-	t.Cleanup(srv.Close)
+	rig := newTgClaude(t)
+	fake, srv := rig.fake, rig.srv
 	const prompt = 42000
 	fake.SetResponder(func(r *anthropictest.Request) anthropictest.Reply {
 		if strings.Contains(r.LastUserText(), "stall") {
@@ -32,23 +29,14 @@ func TestStoppedTurnInTheLedger(t *testing.T) {
 		}
 		return anthropictest.Reply{Text: "echo: " + r.LastUserText()}
 	})
-	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	const alice = 1001
-	Start(t, Host{
-		Dir:      dir,
-		Agent:    RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "120s"}),
+	rig.start(t, Host{
+		Agent:    rig.agent(Attrs{"timeout": "120s"}),
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
 		Admin:    Attrs{"listen": adminAddr},
 		Messages: Attrs{"timezone": "UTC", "turn_card": "off"},
-		Plugins:  []Plugin{tgPlugin(srv.APIEndpoint())},
 	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bot API requests:\n%s", tgRequestLog(srv))
-		}
-	})
-	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
 	chat, user := telegramtest.PrivateChat(alice), tgUser(alice, "Alice")
 	srv.PushText(chat, user, "stall please")
 	tgWaitMessage(t, srv, alice, "partial words") // claude is streaming the answer

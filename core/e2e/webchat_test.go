@@ -9,7 +9,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -28,29 +27,17 @@ import (
 // wcBrowserTimeout bounds each browser test as a whole.
 const wcBrowserTimeout = 120 * time.Second
 
-// wcFreeAddr returns a loopback address with a port free right now.
-func wcFreeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // startWebchatDaemon runs clawhost with only the webchat plugin and returns
 // the daemon and the page's link with its token, as `clawhost status`
 // shows it, once the page answers.
 func startWebchatDaemon(t *testing.T) (*daemon, string) {
 	t.Helper()
 	dir := t.TempDir()
-	listen := wcFreeAddr(t)
+	listen := sdktest.FreeAddr(t)
 	h := Host{
 		Dir:     dir,
 		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}},
-		Admin:   Attrs{"listen": wcFreeAddr(t)},
+		Admin:   Attrs{"listen": sdktest.FreeAddr(t)},
 		Plugins: []Plugin{{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}}},
 	}
 	cfg := h.Write(t)
@@ -410,4 +397,30 @@ func TestWebchatStreamedBlocks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// startWebchatIn starts h with the web chat as a plugin of its own
+// (instance "web" on a free loopback port) and, when h names none, access
+// for every browser and no admin listener; once the page answers, b opens
+// it with the token the plugin keeps.
+func startWebchatIn(t *testing.T, b *webchattest.Browser, h Host) *Daemon {
+	t.Helper()
+	if h.Dir == "" {
+		h.Dir = t.TempDir()
+	}
+	listen := sdktest.FreeAddr(t)
+	h.Plugins = append(h.Plugins, Plugin{Name: "web", Source: "webchat", Config: Attrs{"listen": listen}})
+	if h.Access == nil {
+		h.Access = Attrs{"dm_policy": "allowlist", "allow_from": []string{"web:*"}}
+	}
+	if h.Admin == nil {
+		h.Admin = Attrs{"listen": ""}
+	}
+	d := Start(t, h)
+	url := "http://" + listen + "/"
+	sdktest.WaitFor(t, "the page", func() bool { return wcHealthy(url) })
+	if err := b.Open(wcFileLink(t, filepath.Join(h.Dir, "data"), "web", url)); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/clawhost/clawhost/plugins/webchat"
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestWebchatUploadAcrossKill9: a file uploaded from the web chat's page,
@@ -29,7 +30,7 @@ func TestWebchatUploadAcrossKill9(t *testing.T) {
 	for _, point := range []string{"stored", "running", "answered"} {
 		t.Run(point, func(t *testing.T) {
 			dir := t.TempDir()
-			listen := wcFreeAddr(t)
+			listen := sdktest.FreeAddr(t)
 			f := &faultHost{t: t, runLog: filepath.Join(dir, "claude-runs.jsonl")}
 			h := Host{
 				Dir:      dir,

@@ -69,7 +69,7 @@ func startWhatsAppDaemon(t *testing.T, selfChat bool, mods ...func(*Host)) *waEn
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	adminAddr := wcFreeAddr(t)
+	adminAddr := sdktest.FreeAddr(t)
 	e := &waEnv{srv: srv, dir: dir, base: "http://" + adminAddr, runLog: filepath.Join(dir, "runs.log")}
 	// Only the whatsapp plugin, as instance "wa", with the fake claude.
 	h := Host{

@@ -57,60 +57,48 @@ func (p envParams) header() Header {
 
 func TestVectorsFormatAgentEnvelope(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "envelope.formatAgentEnvelope") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var p envParams
-			var want string
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			if got := FormatAgent(p.header(), p.Body, p.options()); got != want {
-				t.Errorf("got  %q\nwant %q", got, want)
-			}
-		})
-	}
+	vectors.Each(t, "envelope.formatAgentEnvelope", func(t *testing.T, tc vectors.Case) {
+		var p envParams
+		var want string
+		tc.Decode(t, nil, &p, &want)
+		if got := FormatAgent(p.header(), p.Body, p.options()); got != want {
+			t.Errorf("got  %q\nwant %q", got, want)
+		}
+	})
 }
 
 func TestVectorsFormatInboundEnvelope(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "envelope.formatInboundEnvelope") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var p envParams
-			var want string
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			in := Inbound{Header: p.header(), ChatType: ChatType(p.ChatType), SenderLabel: p.SenderLabel, FromMe: p.FromMe}
-			if s := p.Sender; s != nil {
-				in.Sender = Sender{Name: s.Name, Username: s.Username, Tag: s.Tag, E164: s.E164, ID: s.ID}
-			}
-			if got := FormatInbound(in, p.Body, p.options()); got != want {
-				t.Errorf("got  %q\nwant %q", got, want)
-			}
-		})
-	}
+	vectors.Each(t, "envelope.formatInboundEnvelope", func(t *testing.T, tc vectors.Case) {
+		var p envParams
+		var want string
+		tc.Decode(t, nil, &p, &want)
+		in := Inbound{Header: p.header(), ChatType: ChatType(p.ChatType), SenderLabel: p.SenderLabel, FromMe: p.FromMe}
+		if s := p.Sender; s != nil {
+			in.Sender = Sender{Name: s.Name, Username: s.Username, Tag: s.Tag, E164: s.E164, ID: s.ID}
+		}
+		if got := FormatInbound(in, p.Body, p.options()); got != want {
+			t.Errorf("got  %q\nwant %q", got, want)
+		}
+	})
 }
 
 func TestVectorsFormatInboundFromLabel(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "envelope.formatInboundFromLabel") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var p struct {
-				IsGroup       bool   `json:"isGroup"`
-				GroupLabel    string `json:"groupLabel"`
-				GroupFallback string `json:"groupFallback"`
-				GroupID       string `json:"groupId"`
-				DirectLabel   string `json:"directLabel"`
-				DirectID      string `json:"directId"`
-			}
-			var want string
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			got := FromLabel(FromLabelParams(p))
-			if got != want {
-				t.Errorf("got %q, want %q", got, want)
-			}
-		})
-	}
+	vectors.Each(t, "envelope.formatInboundFromLabel", func(t *testing.T, tc vectors.Case) {
+		var p struct {
+			IsGroup       bool   `json:"isGroup"`
+			GroupLabel    string `json:"groupLabel"`
+			GroupFallback string `json:"groupFallback"`
+			GroupID       string `json:"groupId"`
+			DirectLabel   string `json:"directLabel"`
+			DirectID      string `json:"directId"`
+		}
+		var want string
+		tc.Decode(t, nil, &p, &want)
+		got := FromLabel(FromLabelParams(p))
+		if got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	})
 }

@@ -22,8 +22,7 @@ func TestVectorsTokens(t *testing.T) {
 				t.Parallel()
 				var in string
 				var want bool
-				vectors.Unmarshal(t, tc.Input, &in)
-				vectors.Unmarshal(t, tc.Expected, &want)
+				tc.Decode(t, &in, nil, &want)
 				if got := fn(in, ""); got != want {
 					t.Errorf("%q: got %v, want %v", in, got, want)
 				}
@@ -35,8 +34,7 @@ func TestVectorsTokens(t *testing.T) {
 			t.Run(group+"/"+tc.Name, func(t *testing.T) {
 				t.Parallel()
 				var in, want string
-				vectors.Unmarshal(t, tc.Input, &in)
-				vectors.Unmarshal(t, tc.Expected, &want)
+				tc.Decode(t, &in, nil, &want)
 				if got := fn(in, ""); got != want {
 					t.Errorf("%q: got %q, want %q", in, got, want)
 				}
@@ -47,28 +45,23 @@ func TestVectorsTokens(t *testing.T) {
 
 func TestVectorsStripHeartbeatToken(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "heartbeat.stripHeartbeatToken") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var in string
-			var p struct {
-				Mode        HeartbeatMode `json:"mode"`
-				MaxAckChars *int          `json:"maxAckChars"`
-			}
-			var want struct {
-				ShouldSkip bool   `json:"shouldSkip"`
-				Text       string `json:"text"`
-				DidStrip   bool   `json:"didStrip"`
-			}
-			vectors.Unmarshal(t, tc.Input, &in)
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			got := StripHeartbeatToken(in, HeartbeatOptions{Mode: p.Mode, MaxAckChars: p.MaxAckChars})
-			if got != HeartbeatResult(want) {
-				t.Errorf("%q: got %+v, want %+v", in, got, want)
-			}
-		})
-	}
+	vectors.Each(t, "heartbeat.stripHeartbeatToken", func(t *testing.T, tc vectors.Case) {
+		var in string
+		var p struct {
+			Mode        HeartbeatMode `json:"mode"`
+			MaxAckChars *int          `json:"maxAckChars"`
+		}
+		var want struct {
+			ShouldSkip bool   `json:"shouldSkip"`
+			Text       string `json:"text"`
+			DidStrip   bool   `json:"didStrip"`
+		}
+		tc.Decode(t, &in, &p, &want)
+		got := StripHeartbeatToken(in, HeartbeatOptions{Mode: p.Mode, MaxAckChars: p.MaxAckChars})
+		if got != HeartbeatResult(want) {
+			t.Errorf("%q: got %+v, want %+v", in, got, want)
+		}
+	})
 }
 
 func TestVectorsNormalizeReplyPayload(t *testing.T) {
@@ -77,47 +70,42 @@ func TestVectorsNormalizeReplyPayload(t *testing.T) {
 		Text     *string `json:"text,omitempty"`
 		MediaURL string  `json:"mediaUrl,omitempty"`
 	}
-	for _, tc := range vectors.Load(t, "normalizeReplyPayload") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var in jsPayload
-			var p struct {
-				ResponsePrefix        string `json:"responsePrefix"`
-				SilentToken           string `json:"silentToken"`
-				ResponsePrefixContext *struct {
-					Model string `json:"model"`
-				} `json:"responsePrefixContext"`
+	vectors.Each(t, "normalizeReplyPayload", func(t *testing.T, tc vectors.Case) {
+		var in jsPayload
+		var p struct {
+			ResponsePrefix        string `json:"responsePrefix"`
+			SilentToken           string `json:"silentToken"`
+			ResponsePrefixContext *struct {
+				Model string `json:"model"`
+			} `json:"responsePrefixContext"`
+		}
+		var want *jsPayload
+		tc.Decode(t, &in, &p, &want)
+		payload := Payload{}
+		if in.Text != nil {
+			payload.Text = *in.Text
+		}
+		if in.MediaURL != "" {
+			payload.MediaURLs = []string{in.MediaURL}
+		}
+		opts := Options{ResponsePrefix: p.ResponsePrefix, SilentToken: p.SilentToken}
+		if p.ResponsePrefixContext != nil {
+			opts.PrefixContext.Model = p.ResponsePrefixContext.Model
+		}
+		got, reason := Normalize(payload, opts)
+		switch {
+		case want == nil && reason == Deliver:
+			t.Errorf("got %+v, want suppression", got)
+		case want != nil && reason != Deliver:
+			t.Errorf("suppressed (%s), want %+v", reason, *want)
+		case want != nil:
+			wantMedia := []string(nil)
+			if want.MediaURL != "" {
+				wantMedia = []string{want.MediaURL}
 			}
-			var want *jsPayload
-			vectors.Unmarshal(t, tc.Input, &in)
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			payload := Payload{}
-			if in.Text != nil {
-				payload.Text = *in.Text
+			if got.Text != *want.Text || len(got.MediaURLs) != len(wantMedia) || (len(wantMedia) == 1 && got.MediaURLs[0] != wantMedia[0]) {
+				t.Errorf("got %+v, want %+v", got, *want)
 			}
-			if in.MediaURL != "" {
-				payload.MediaURLs = []string{in.MediaURL}
-			}
-			opts := Options{ResponsePrefix: p.ResponsePrefix, SilentToken: p.SilentToken}
-			if p.ResponsePrefixContext != nil {
-				opts.PrefixContext.Model = p.ResponsePrefixContext.Model
-			}
-			got, reason := Normalize(payload, opts)
-			switch {
-			case want == nil && reason == Deliver:
-				t.Errorf("got %+v, want suppression", got)
-			case want != nil && reason != Deliver:
-				t.Errorf("suppressed (%s), want %+v", reason, *want)
-			case want != nil:
-				wantMedia := []string(nil)
-				if want.MediaURL != "" {
-					wantMedia = []string{want.MediaURL}
-				}
-				if got.Text != *want.Text || len(got.MediaURLs) != len(wantMedia) || (len(wantMedia) == 1 && got.MediaURLs[0] != wantMedia[0]) {
-					t.Errorf("got %+v, want %+v", got, *want)
-				}
-			}
-		})
-	}
+		}
+	})
 }

@@ -1,18 +1,16 @@
 package service
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"github.com/clawhost/clawhost/core/internal/golden"
+)
 
 // units are the Units of the golden files: a user unit, a system unit
 // whose paths need quoting and escaping and whose data_dir is under /etc,
@@ -58,20 +56,7 @@ func TestRenderGolden(t *testing.T) {
 			if strings.HasSuffix(name, ".plist") {
 				got = RenderLaunchd(u)
 			}
-			golden := filepath.Join("testdata", name)
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test -update writes it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
-			}
+			golden.Check(t, filepath.Join("testdata", name), got)
 		})
 	}
 }

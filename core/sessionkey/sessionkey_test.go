@@ -17,108 +17,92 @@ var notApplicable = map[string]string{
 
 func TestVectorsBuildAgentPeerSessionKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "sessionKey.buildAgentPeerSessionKey") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			if why, ok := notApplicable[tc.Name]; ok {
-				t.Skip("not applicable: " + why)
-			}
-			var p struct {
-				AgentID       string              `json:"agentId"`
-				MainKey       string              `json:"mainKey"`
-				Channel       string              `json:"channel"`
-				PeerKind      Kind                `json:"peerKind"`
-				PeerID        string              `json:"peerId"`
-				DMScope       DMScope             `json:"dmScope"`
-				GroupScope    string              `json:"groupScope"`
-				IdentityLinks map[string][]string `json:"identityLinks"`
-			}
-			var want string
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			scope := p.DMScope
-			if scope == "" {
-				scope = Main // OpenClaw's default; clawhost's is PerChannelPeer
-			}
-			key := Build(Params{
-				Instance: p.Channel, Kind: p.PeerKind, PeerID: p.PeerID, DMScope: scope,
-				MainKey: p.MainKey, GroupsShareMain: p.GroupScope == "main", IdentityLinks: p.IdentityLinks,
-			})
-			if got := openClawKey(p.AgentID, key); got != want {
-				t.Errorf("got %q (clawhost %q), want %q", got, key, want)
-			}
+	vectors.Each(t, "sessionKey.buildAgentPeerSessionKey", func(t *testing.T, tc vectors.Case) {
+		if why, ok := notApplicable[tc.Name]; ok {
+			t.Skip("not applicable: " + why)
+		}
+		var p struct {
+			AgentID       string              `json:"agentId"`
+			MainKey       string              `json:"mainKey"`
+			Channel       string              `json:"channel"`
+			PeerKind      Kind                `json:"peerKind"`
+			PeerID        string              `json:"peerId"`
+			DMScope       DMScope             `json:"dmScope"`
+			GroupScope    string              `json:"groupScope"`
+			IdentityLinks map[string][]string `json:"identityLinks"`
+		}
+		var want string
+		tc.Decode(t, nil, &p, &want)
+		scope := p.DMScope
+		if scope == "" {
+			scope = Main // OpenClaw's default; clawhost's is PerChannelPeer
+		}
+		key := Build(Params{
+			Instance: p.Channel, Kind: p.PeerKind, PeerID: p.PeerID, DMScope: scope,
+			MainKey: p.MainKey, GroupsShareMain: p.GroupScope == "main", IdentityLinks: p.IdentityLinks,
 		})
-	}
+		if got := openClawKey(p.AgentID, key); got != want {
+			t.Errorf("got %q (clawhost %q), want %q", got, key, want)
+		}
+	})
 }
 
 func TestVectorsBuildAgentMainSessionKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "sessionKey.buildAgentMainSessionKey") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var p struct {
-				AgentID string `json:"agentId"`
-				MainKey string `json:"mainKey"`
-			}
-			var want string
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			key := Build(Params{DMScope: Main, MainKey: p.MainKey, PeerID: "x"})
-			if got := openClawKey(p.AgentID, key); got != want {
-				t.Errorf("got %q, want %q", got, want)
-			}
-		})
-	}
+	vectors.Each(t, "sessionKey.buildAgentMainSessionKey", func(t *testing.T, tc vectors.Case) {
+		var p struct {
+			AgentID string `json:"agentId"`
+			MainKey string `json:"mainKey"`
+		}
+		var want string
+		tc.Decode(t, nil, &p, &want)
+		key := Build(Params{DMScope: Main, MainKey: p.MainKey, PeerID: "x"})
+		if got := openClawKey(p.AgentID, key); got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	})
 }
 
 func TestVectorsResolveThreadSessionKeys(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "sessionKey.resolveThreadSessionKeys") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var p struct {
-				Base      string `json:"baseSessionKey"`
-				ThreadID  string `json:"threadId"`
-				UseSuffix *bool  `json:"useSuffix"`
-			}
-			var want struct {
-				SessionKey string `json:"sessionKey"`
-			}
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			got := p.Base
-			if p.UseSuffix == nil || *p.UseSuffix {
-				got = WithThread(p.Base, p.ThreadID)
-			}
-			if got != want.SessionKey {
-				t.Errorf("got %q, want %q", got, want.SessionKey)
-			}
-		})
-	}
+	vectors.Each(t, "sessionKey.resolveThreadSessionKeys", func(t *testing.T, tc vectors.Case) {
+		var p struct {
+			Base      string `json:"baseSessionKey"`
+			ThreadID  string `json:"threadId"`
+			UseSuffix *bool  `json:"useSuffix"`
+		}
+		var want struct {
+			SessionKey string `json:"sessionKey"`
+		}
+		tc.Decode(t, nil, &p, &want)
+		got := p.Base
+		if p.UseSuffix == nil || *p.UseSuffix {
+			got = WithThread(p.Base, p.ThreadID)
+		}
+		if got != want.SessionKey {
+			t.Errorf("got %q, want %q", got, want.SessionKey)
+		}
+	})
 }
 
 // OpenClaw's history key is "<channel>:<account>:<kind>:<peer>"; clawhost's
 // instance stands for "<channel>:<account>", so the parts after it must match.
 func TestVectorsBuildGroupHistoryKey(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "sessionKey.buildGroupHistoryKey") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var p struct {
-				Channel  string `json:"channel"`
-				PeerKind Kind   `json:"peerKind"`
-				PeerID   string `json:"peerId"`
-			}
-			var want string
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			got := HistoryKey("inst", p.PeerKind, p.PeerID)
-			wantParts := strings.SplitN(want, ":", 3)
-			if got != "inst:"+wantParts[2] || wantParts[0] != strings.ToLower(p.Channel) {
-				t.Errorf("got %q, want inst:%s (from %q)", got, wantParts[2], want)
-			}
-		})
-	}
+	vectors.Each(t, "sessionKey.buildGroupHistoryKey", func(t *testing.T, tc vectors.Case) {
+		var p struct {
+			Channel  string `json:"channel"`
+			PeerKind Kind   `json:"peerKind"`
+			PeerID   string `json:"peerId"`
+		}
+		var want string
+		tc.Decode(t, nil, &p, &want)
+		got := HistoryKey("inst", p.PeerKind, p.PeerID)
+		wantParts := strings.SplitN(want, ":", 3)
+		if got != "inst:"+wantParts[2] || wantParts[0] != strings.ToLower(p.Channel) {
+			t.Errorf("got %q, want inst:%s (from %q)", got, wantParts[2], want)
+		}
+	})
 }
 
 func TestBuild(t *testing.T) {

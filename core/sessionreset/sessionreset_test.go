@@ -22,42 +22,38 @@ func msOf(t time.Time) int64 {
 
 func TestVectorsEvaluateSessionFreshness(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "reset.evaluateSessionFreshness") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var p struct {
-				UpdatedAt         *int64 `json:"updatedAt"`
-				SessionStartedAt  *int64 `json:"sessionStartedAt"`
-				LastInteractionAt *int64 `json:"lastInteractionAt"`
-				Now               int64  `json:"now"`
-				TZ                string `json:"TZ"`
-				Policy            struct {
-					Mode        Mode `json:"mode"`
-					AtHour      int  `json:"atHour"`
-					IdleMinutes int  `json:"idleMinutes"`
-				} `json:"policy"`
-			}
-			var want struct {
-				Fresh         bool   `json:"fresh"`
-				DailyResetAt  int64  `json:"dailyResetAt"`
-				IdleExpiresAt int64  `json:"idleExpiresAt"`
-				StaleReason   string `json:"staleReason"`
-			}
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			loc, err := time.LoadLocation(p.TZ)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := Evaluate(Policy{Mode: p.Policy.Mode, AtHour: p.Policy.AtHour, IdleMinutes: p.Policy.IdleMinutes},
-				Times{UpdatedAt: msTime(p.UpdatedAt), StartedAt: msTime(p.SessionStartedAt), LastInteractionAt: msTime(p.LastInteractionAt)},
-				time.UnixMilli(p.Now), loc)
-			if got.Fresh != want.Fresh || msOf(got.DailyResetAt) != want.DailyResetAt ||
-				msOf(got.IdleExpiresAt) != want.IdleExpiresAt || got.StaleReason != want.StaleReason {
-				t.Errorf("got %+v (daily %d idle %d), want %+v", got, msOf(got.DailyResetAt), msOf(got.IdleExpiresAt), want)
-			}
-		})
-	}
+	vectors.Each(t, "reset.evaluateSessionFreshness", func(t *testing.T, tc vectors.Case) {
+		var p struct {
+			UpdatedAt         *int64 `json:"updatedAt"`
+			SessionStartedAt  *int64 `json:"sessionStartedAt"`
+			LastInteractionAt *int64 `json:"lastInteractionAt"`
+			Now               int64  `json:"now"`
+			TZ                string `json:"TZ"`
+			Policy            struct {
+				Mode        Mode `json:"mode"`
+				AtHour      int  `json:"atHour"`
+				IdleMinutes int  `json:"idleMinutes"`
+			} `json:"policy"`
+		}
+		var want struct {
+			Fresh         bool   `json:"fresh"`
+			DailyResetAt  int64  `json:"dailyResetAt"`
+			IdleExpiresAt int64  `json:"idleExpiresAt"`
+			StaleReason   string `json:"staleReason"`
+		}
+		tc.Decode(t, nil, &p, &want)
+		loc, err := time.LoadLocation(p.TZ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := Evaluate(Policy{Mode: p.Policy.Mode, AtHour: p.Policy.AtHour, IdleMinutes: p.Policy.IdleMinutes},
+			Times{UpdatedAt: msTime(p.UpdatedAt), StartedAt: msTime(p.SessionStartedAt), LastInteractionAt: msTime(p.LastInteractionAt)},
+			time.UnixMilli(p.Now), loc)
+		if got.Fresh != want.Fresh || msOf(got.DailyResetAt) != want.DailyResetAt ||
+			msOf(got.IdleExpiresAt) != want.IdleExpiresAt || got.StaleReason != want.StaleReason {
+			t.Errorf("got %+v (daily %d idle %d), want %+v", got, msOf(got.DailyResetAt), msOf(got.IdleExpiresAt), want)
+		}
+	})
 }
 
 type jsRule struct {
@@ -75,100 +71,87 @@ func (r *jsRule) rule() *Rule {
 
 func TestVectorsResolveSessionResetPolicy(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "reset.resolveSessionResetPolicy") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var p struct {
-				SessionCfg *struct {
-					Reset       *jsRule          `json:"reset"`
-					ResetByType map[Type]*jsRule `json:"resetByType"`
-				} `json:"sessionCfg"`
-				ResetType     Type    `json:"resetType"`
-				ResetOverride *jsRule `json:"resetOverride"`
+	vectors.Each(t, "reset.resolveSessionResetPolicy", func(t *testing.T, tc vectors.Case) {
+		var p struct {
+			SessionCfg *struct {
+				Reset       *jsRule          `json:"reset"`
+				ResetByType map[Type]*jsRule `json:"resetByType"`
+			} `json:"sessionCfg"`
+			ResetType     Type    `json:"resetType"`
+			ResetOverride *jsRule `json:"resetOverride"`
+		}
+		var want Policy
+		var raw struct {
+			Mode        Mode `json:"mode"`
+			AtHour      int  `json:"atHour"`
+			IdleMinutes int  `json:"idleMinutes"`
+			Configured  bool `json:"configured"`
+		}
+		tc.Decode(t, nil, &p, &raw)
+		want = Policy(raw)
+		var cfg Config
+		if p.SessionCfg != nil {
+			cfg.Default = p.SessionCfg.Reset.rule()
+			cfg.ByType = map[Type]*Rule{}
+			for k, v := range p.SessionCfg.ResetByType {
+				cfg.ByType[k] = v.rule()
 			}
-			var want Policy
-			var raw struct {
-				Mode        Mode `json:"mode"`
-				AtHour      int  `json:"atHour"`
-				IdleMinutes int  `json:"idleMinutes"`
-				Configured  bool `json:"configured"`
-			}
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &raw)
-			want = Policy(raw)
-			var cfg Config
-			if p.SessionCfg != nil {
-				cfg.Default = p.SessionCfg.Reset.rule()
-				cfg.ByType = map[Type]*Rule{}
-				for k, v := range p.SessionCfg.ResetByType {
-					cfg.ByType[k] = v.rule()
-				}
-			}
-			if p.ResetOverride != nil {
-				cfg.ByInstance = map[string]*Rule{"tg": p.ResetOverride.rule()}
-			}
-			if got := Resolve(cfg, "tg", p.ResetType); got != want {
-				t.Errorf("got %+v, want %+v", got, want)
-			}
-		})
-	}
+		}
+		if p.ResetOverride != nil {
+			cfg.ByInstance = map[string]*Rule{"tg": p.ResetOverride.rule()}
+		}
+		if got := Resolve(cfg, "tg", p.ResetType); got != want {
+			t.Errorf("got %+v, want %+v", got, want)
+		}
+	})
 }
 
 func TestVectorsResolveSessionResetType(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "sessionKey.resolveSessionResetType") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var p struct {
-				SessionKey string `json:"sessionKey"`
-				IsGroup    bool   `json:"isGroup"`
-				IsThread   bool   `json:"isThread"`
-			}
-			var want Type
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			if got := TypeOf(p.SessionKey, p.IsGroup, p.IsThread); got != want {
-				t.Errorf("got %q, want %q", got, want)
-			}
-		})
-	}
+	vectors.Each(t, "sessionKey.resolveSessionResetType", func(t *testing.T, tc vectors.Case) {
+		var p struct {
+			SessionKey string `json:"sessionKey"`
+			IsGroup    bool   `json:"isGroup"`
+			IsThread   bool   `json:"isThread"`
+		}
+		var want Type
+		tc.Decode(t, nil, &p, &want)
+		if got := TypeOf(p.SessionKey, p.IsGroup, p.IsThread); got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	})
 }
 
 func TestVectorsResetTriggerCommand(t *testing.T) {
 	t.Parallel()
-	for _, tc := range vectors.Load(t, "reset.resetTriggerCommand") {
-		t.Run(tc.Name, func(t *testing.T) {
-			t.Parallel()
-			var in string
-			var p struct {
-				ResetTriggers   []string `json:"resetTriggers"`
-				ResetAuthorized bool     `json:"resetAuthorized"`
-				Ctx             struct {
-					BotUsername string `json:"BotUsername"`
-				} `json:"ctx"`
-			}
-			var want struct {
-				Triggered bool    `json:"triggered"`
-				Trigger   *string `json:"trigger"`
-				Payload   *string `json:"payload"`
-				SoftReset bool    `json:"softReset"`
-			}
-			vectors.Unmarshal(t, tc.Input, &in)
-			vectors.Unmarshal(t, tc.Params, &p)
-			vectors.Unmarshal(t, tc.Expected, &want)
-			got := MatchTrigger(in, TriggerOptions{Triggers: p.ResetTriggers, Authorized: p.ResetAuthorized, BotUsername: p.Ctx.BotUsername})
-			w := TriggerMatch{Triggered: want.Triggered, SoftReset: want.SoftReset}
-			if want.Trigger != nil {
-				w.Trigger = *want.Trigger
-			}
-			if want.Payload != nil {
-				w.Payload = *want.Payload
-			}
-			if got != w {
-				t.Errorf("%q: got %+v, want %+v", in, got, w)
-			}
-		})
-	}
+	vectors.Each(t, "reset.resetTriggerCommand", func(t *testing.T, tc vectors.Case) {
+		var in string
+		var p struct {
+			ResetTriggers   []string `json:"resetTriggers"`
+			ResetAuthorized bool     `json:"resetAuthorized"`
+			Ctx             struct {
+				BotUsername string `json:"BotUsername"`
+			} `json:"ctx"`
+		}
+		var want struct {
+			Triggered bool    `json:"triggered"`
+			Trigger   *string `json:"trigger"`
+			Payload   *string `json:"payload"`
+			SoftReset bool    `json:"softReset"`
+		}
+		tc.Decode(t, &in, &p, &want)
+		got := MatchTrigger(in, TriggerOptions{Triggers: p.ResetTriggers, Authorized: p.ResetAuthorized, BotUsername: p.Ctx.BotUsername})
+		w := TriggerMatch{Triggered: want.Triggered, SoftReset: want.SoftReset}
+		if want.Trigger != nil {
+			w.Trigger = *want.Trigger
+		}
+		if want.Payload != nil {
+			w.Payload = *want.Payload
+		}
+		if got != w {
+			t.Errorf("%q: got %+v, want %+v", in, got, w)
+		}
+	})
 }
 
 func TestMatchTriggerEnvelope(t *testing.T) {

@@ -2,23 +2,17 @@ package discord
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
-// Discord's limits of buttons under a message.
-const (
-	maxButtonRows  = 5
-	maxRowButtons  = 5
-	maxCustomID    = 100 // characters
-	maxButtonLabel = 80  // characters
-)
+// buttonLimits are Discord's limits of buttons under a message: 5 rows of
+// 5, a custom_id of up to 100 characters, a label of up to 80.
+var buttonLimits = channel.ButtonLimits{Platform: "Discord", Rows: 5, PerRow: 5, ID: 100, Label: 80}
 
 // Acknowledging a press.
 const (
@@ -36,27 +30,13 @@ const (
 // 100 characters or used twice in the message, a blank label or one over
 // 80 characters. Empty rows are left out; no buttons is nil.
 func components(rows [][]channel.Button) ([]discordgo.MessageComponent, error) {
-	if len(rows) > maxButtonRows {
-		return nil, channel.Errorf(channel.CodeInvalidRequest, "%d rows of buttons; Discord takes at most %d", len(rows), maxButtonRows)
+	if err := buttonLimits.Check(rows); err != nil {
+		return nil, err
 	}
 	var out []discordgo.MessageComponent
-	seen := map[string]bool{}
-	for i, row := range rows {
-		if len(row) > maxRowButtons {
-			return nil, channel.Errorf(channel.CodeInvalidRequest, "row %d has %d buttons; Discord takes at most %d", i+1, len(row), maxRowButtons)
-		}
+	for _, row := range rows {
 		var r discordgo.ActionsRow
-		for j, b := range row {
-			switch n := utf8.RuneCountInString(b.ID); {
-			case n == 0 || n > maxCustomID:
-				return nil, channel.Errorf(channel.CodeInvalidRequest, "button %d.%d: an id of 1 to %d characters is needed, not %d", i+1, j+1, maxCustomID, n)
-			case seen[b.ID]:
-				return nil, channel.Errorf(channel.CodeInvalidRequest, "button %d.%d: id %q is used twice; Discord wants them unique in a message", i+1, j+1, b.ID)
-			}
-			if strings.TrimSpace(b.Label) == "" || utf8.RuneCountInString(b.Label) > maxButtonLabel {
-				return nil, channel.Errorf(channel.CodeInvalidRequest, "button %d.%d (%q): a label of 1 to %d characters is needed", i+1, j+1, b.Label, maxButtonLabel)
-			}
-			seen[b.ID] = true
+		for _, b := range row {
 			r.Components = append(r.Components, discordgo.Button{Label: b.Label, Style: discordgo.SecondaryButton, CustomID: b.ID})
 		}
 		if len(r.Components) > 0 {

@@ -87,8 +87,10 @@ type Adapter struct {
 	chans channelCache
 	retry chan struct{} // the operator asked to reconnect after a fatal close
 
-	// threadCtx are the threads whose context was attached (threadcontext.go).
-	threadCtx attached
+	// threadCtx are the threads whose context was attached
+	// (threadcontext.go), so that a thread costs two REST calls per plugin
+	// process.
+	threadCtx channel.FirstSeen
 
 	mu       sync.Mutex
 	menu     []channel.MenuEntry // the host's commands, registered once the app id is known
@@ -129,12 +131,7 @@ func (a *Adapter) Configure(_ context.Context, cfg schema.Config) error {
 		return err
 	}
 	a.cfg = c
-	if cfg.Logger != nil {
-		a.log = cfg.Logger
-	}
-	if cfg.Status != nil {
-		a.status = cfg.Status
-	}
+	a.log, a.status = cfg.Log(), cfg.Reporter()
 	st, err := openStore(cfg.DataDir)
 	if err != nil {
 		return err

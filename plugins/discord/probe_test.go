@@ -3,13 +3,13 @@ package discord
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestProbe: the probe asks the fake Discord who the token's bot is and
@@ -18,12 +18,7 @@ import (
 // what to do, an unreachable Discord warns; the token never shows.
 func TestProbe(t *testing.T) {
 	t.Parallel()
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadURL := "http://" + dead.Addr().String()
-	dead.Close()
+	deadURL := "http://" + sdktest.FreeAddr(t)
 	for _, tc := range []struct {
 		name      string
 		token     string

@@ -3,7 +3,6 @@ package discord
 import (
 	"context"
 	"strings"
-	"sync"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -14,37 +13,12 @@ import (
 // one are read (the host trims them to its history limit).
 const threadContextMax = 30
 
-// attachedMax bounds the set of threads whose context was attached.
-const attachedMax = 4096
-
-// attached remembers the threads whose context went to the host with one
-// of their messages: a thread costs two REST calls per plugin process, and
-// the host uses the context on the thread session's first turn only.
-type attached struct {
-	mu sync.Mutex
-	m  map[string]bool
-}
-
-// first reports whether key was not attached yet, and marks it.
-func (s *attached) first(key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m[key] {
-		return false
-	}
-	if s.m == nil || len(s.m) >= attachedMax {
-		s.m = map[string]bool{}
-	}
-	s.m[key] = true
-	return true
-}
-
 // threadContext is what thread hangs from, for the first of its messages
 // this process sees (nil after): the message it was started from (in the
 // parent channel, with the thread's id), then the thread's messages before
 // msgID, oldest first. What Discord does not answer is left out.
 func (a *Adapter) threadContext(ctx context.Context, parentID, thread, msgID string) []channel.ReplyTo {
-	if !a.threadCtx.first(thread) {
+	if !a.threadCtx.First(thread) {
 		return nil
 	}
 	me := a.me.Load()

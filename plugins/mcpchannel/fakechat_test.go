@@ -10,13 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // EnvFakechat names the directory of the official fakechat plugin
@@ -36,12 +36,7 @@ func TestFakechat(t *testing.T) {
 	if _, err := exec.LookPath("bun"); err != nil {
 		t.Skip("bun is not on PATH (npm install bun)")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
+	_, port, _ := net.SplitHostPort(sdktest.FreeAddr(t))
 	home := t.TempDir()
 	cfg, _ := json.Marshal(map[string]any{"plugin_path": dir, "env": map[string]string{"FAKECHAT_PORT": port, "HOME": home}})
 	a := New()
@@ -67,6 +62,7 @@ func TestFakechat(t *testing.T) {
 	_, _ = fw.Write([]byte("attached"))
 	w.Close()
 	var resp *http.Response
+	var err error
 	for i := 0; ; i++ {
 		resp, err = http.Post("http://127.0.0.1:"+port+"/upload", w.FormDataContentType(), bytes.NewReader(body.Bytes()))
 		if err == nil || i == 50 {

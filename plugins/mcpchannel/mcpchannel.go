@@ -102,12 +102,7 @@ func (a *Adapter) Configure(ctx context.Context, cfg schema.Config) error {
 	}
 	a.cfg, a.launch, a.instance = c, l, cfg.Instance
 	a.dir = cfg.DataDir
-	if cfg.Logger != nil {
-		a.log = cfg.Logger
-	}
-	if cfg.Status != nil {
-		a.status = cfg.Status
-	}
+	a.log, a.status = cfg.Log(), cfg.Reporter()
 	s, err := a.start(ctx)
 	if err != nil {
 		return err

@@ -34,9 +34,7 @@ func Probe(ctx context.Context, cfg schema.Config) (probe.Report, error) {
 	}
 	a := New()
 	a.cfg, a.launch, a.dir = c, l, cfg.DataDir
-	if cfg.Logger != nil {
-		a.log = cfg.Logger
-	}
+	a.log = cfg.Log()
 	// Notifications of the probe's server are nobody's: dropped.
 	done := make(chan struct{})
 	defer close(done)

@@ -12,11 +12,12 @@ import (
 // Block Kit's limits that matter here.
 const (
 	maxBlocks      = 50
-	maxRowButtons  = 25  // elements of an actions block
-	maxActionID    = 255 // characters
-	maxButtonLabel = 75  // characters
 	maxSectionText = 3000
 )
+
+// buttonLimits bound the buttons: 25 elements in an actions block, an
+// action_id of up to 255 characters, a label of up to 75.
+var buttonLimits = channel.ButtonLimits{Platform: "Slack", PerRow: 25, ID: 255, Label: 75}
 
 // messageBlocks is the Block Kit layout of a message with buttons: the
 // text in section blocks (mrkdwn, at most 3000 characters each, cut at
@@ -27,27 +28,16 @@ const (
 // blank label or one over 75 characters, more than 25 in a row, more
 // blocks than 50.
 func messageBlocks(text string, rows [][]channel.Button) ([]slack.Block, error) {
+	if err := buttonLimits.Check(rows); err != nil {
+		return nil, err
+	}
 	var actions []slack.Block
-	seen := map[string]bool{}
-	for i, row := range rows {
+	for _, row := range rows {
 		if len(row) == 0 {
 			continue
 		}
-		if len(row) > maxRowButtons {
-			return nil, channel.Errorf(channel.CodeInvalidRequest, "row %d has %d buttons; Slack takes at most %d", i+1, len(row), maxRowButtons)
-		}
 		var els []slack.BlockElement
-		for j, b := range row {
-			switch n := utf8.RuneCountInString(b.ID); {
-			case n == 0 || n > maxActionID:
-				return nil, channel.Errorf(channel.CodeInvalidRequest, "button %d.%d: an id of 1 to %d characters is needed, not %d", i+1, j+1, maxActionID, n)
-			case seen[b.ID]:
-				return nil, channel.Errorf(channel.CodeInvalidRequest, "button %d.%d: id %q is used twice; Slack wants them unique in a message", i+1, j+1, b.ID)
-			}
-			if strings.TrimSpace(b.Label) == "" || utf8.RuneCountInString(b.Label) > maxButtonLabel {
-				return nil, channel.Errorf(channel.CodeInvalidRequest, "button %d.%d (%q): a label of 1 to %d characters is needed", i+1, j+1, b.Label, maxButtonLabel)
-			}
-			seen[b.ID] = true
+		for _, b := range row {
 			els = append(els, slack.NewButtonBlockElement(b.ID, b.ID, slack.NewTextBlockObject(slack.PlainTextType, b.Label, true, false)))
 		}
 		actions = append(actions, slack.NewActionBlock("", els...))

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -51,12 +50,7 @@ func TestEventsMode(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	dm := srv.AddDM(alice)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := sdktest.FreeAddr(t)
 	a := newAdapter(t, srv, map[string]any{"mode": "events", "signing_secret": testSecret, "listen": addr, "app_token": ""})
 	inbox := &sdktest.Inbox{}
 	a.run(t, inbox)

@@ -3,7 +3,6 @@ package slack
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"regexp"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestProbe: auth.test names the bot and its scopes, apps.connections.open
@@ -21,12 +21,7 @@ import (
 // Slack warns; no token shows in the report.
 func TestProbe(t *testing.T) {
 	t.Parallel()
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadURL := "http://" + dead.Addr().String()
-	dead.Close()
+	deadURL := "http://" + sdktest.FreeAddr(t)
 	for _, tc := range []struct {
 		name      string
 		bot, app  string

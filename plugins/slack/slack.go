@@ -82,8 +82,11 @@ type Adapter struct {
 
 	me      atomic.Pointer[identity]
 	threads threads // threads the bot posted in (threads.go)
-	// threadCtx are the threads whose context was attached (threadcontext.go).
-	threadCtx attached
+	// threadCtx are the threads whose context was attached
+	// (threadcontext.go), so that a thread costs one conversations.replies
+	// per plugin process. After a restart a thread's next message carries
+	// it again, which the host ignores when the session has turns.
+	threadCtx channel.FirstSeen
 	users     nameCache // user id → display name
 	chans     nameCache // channel id → name
 
@@ -133,12 +136,7 @@ func (a *Adapter) Configure(_ context.Context, cfg schema.Config) error {
 		return err
 	}
 	a.cfg = c
-	if cfg.Logger != nil {
-		a.log = cfg.Logger
-	}
-	if cfg.Status != nil {
-		a.status = cfg.Status
-	}
+	a.log, a.status = cfg.Log(), cfg.Reporter()
 	a.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	a.api = newClient(c, a.http)
 	if err := a.threads.open(cfg.DataDir); err != nil {

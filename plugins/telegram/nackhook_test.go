@@ -3,7 +3,6 @@ package telegram_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -22,12 +21,7 @@ func TestNackedWebhookUpdateIsAnswered503AtOnce(t *testing.T) {
 	t.Parallel()
 	srv := telegramtest.NewServer("42:HOOK")
 	t.Cleanup(srv.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := sdktest.FreeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	h := sdktest.Start(t, telegram.Plugin())

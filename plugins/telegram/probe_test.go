@@ -3,13 +3,13 @@ package telegram
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // TestProbe: the probe asks the fake Bot API's getMe with the block's
@@ -20,12 +20,7 @@ func TestProbe(t *testing.T) {
 	t.Parallel()
 	srv := telegramtest.NewServer(testToken)
 	t.Cleanup(srv.Close)
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadAddr := dead.Addr().String()
-	dead.Close()
+	deadAddr := sdktest.FreeAddr(t)
 	for _, tc := range []struct {
 		name, token, endpoint string
 		want                  probe.Verdict

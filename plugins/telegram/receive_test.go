@@ -100,12 +100,7 @@ func (f *fastSleep) count() int {
 // receives.
 func TestBotAPIDownAtStartComesUpLater(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // connection refused until the server starts
+	addr := sdktest.FreeAddr(t) // connection refused until the server starts
 
 	// Configure works offline.
 	a := newTestAdapter(t, newServer(t), map[string]any{"api_endpoint": "http://" + addr + "/bot%s/%s"})
@@ -120,6 +115,7 @@ func TestBotAPIDownAtStartComesUpLater(t *testing.T) {
 	}
 
 	var ln2 net.Listener
+	var err error
 	sdktest.WaitFor(t, "the address free again", func() bool { ln2, err = net.Listen("tcp", addr); return err == nil })
 	srv := telegramtest.NewServerWithListener(testToken, ln2)
 	t.Cleanup(srv.Close)

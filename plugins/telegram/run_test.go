@@ -3,7 +3,6 @@ package telegram
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -196,12 +195,7 @@ func TestStartupRetriesGetMe(t *testing.T) {
 
 func TestNetworkDownNeverEndsRun(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // connection refused from now on
+	addr := sdktest.FreeAddr(t) // connection refused from now on
 	srv := newServer(t)
 	a := newTestAdapter(t, srv, map[string]any{"api_endpoint": "http://" + addr + "/bot%s/%s"})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -217,7 +211,7 @@ func TestNetworkDownNeverEndsRun(t *testing.T) {
 		}
 	}
 	// Errors of such calls never show the token.
-	_, err = a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "x"})
+	_, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "x"})
 	if channel.CodeOf(err) != channel.CodeUnavailable || strings.Contains(err.Error(), "TEST-token") {
 		t.Fatalf("send error %v", err)
 	}

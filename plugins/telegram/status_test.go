@@ -2,7 +2,6 @@ package telegram
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 
@@ -15,12 +14,7 @@ import (
 // its calls, and that the report never carries the token.
 func TestReportedStatus(t *testing.T) {
 	t.Parallel()
-	down, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	downAddr := down.Addr().String()
-	down.Close() // connection refused from now on
+	downAddr := sdktest.FreeAddr(t) // connection refused from now on
 
 	cases := []struct {
 		name    string

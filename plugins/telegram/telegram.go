@@ -134,12 +134,7 @@ func (a *Adapter) Configure(_ context.Context, cfg schema.Config) error {
 		return err
 	}
 	a.cfg = c
-	if cfg.Logger != nil {
-		a.log = cfg.Logger
-	}
-	if cfg.Status != nil {
-		a.status = cfg.Status
-	}
+	a.log, a.status = cfg.Log(), cfg.Reporter()
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = maxIdleConns
 	a.api = &client{

@@ -189,9 +189,7 @@ func Plugin() sdk.Plugin {
 // is one of them (Validate cannot know it: it binds nothing).
 // Nothing is served until Run.
 func (a *Adapter) Configure(ctx context.Context, cfg schema.Config) error {
-	if cfg.Logger != nil {
-		a.log = cfg.Logger
-	}
+	a.log = cfg.Log()
 	c, err := decodeConfig(cfg)
 	if err != nil {
 		return err

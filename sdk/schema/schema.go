@@ -72,6 +72,23 @@ type Config struct {
 	Status status.Reporter
 }
 
+// Log is Logger, or a logger that discards every line when Logger is nil
+// (a test that configures the plugin directly).
+func (c Config) Log() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}
+
+// Reporter is Status, or status.Discard when Status is nil.
+func (c Config) Reporter() status.Reporter {
+	if c.Status == nil {
+		return status.Discard
+	}
+	return c.Status
+}
+
 // Decode unmarshals the configuration into v, typically a struct with json
 // tags matching the attribute names.
 func (c Config) Decode(v any) error {

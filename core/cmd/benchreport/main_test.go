@@ -1,11 +1,12 @@
 package main
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clawhost/clawhost/core/internal/golden"
 )
 
 func TestReport(t *testing.T) {
@@ -63,8 +64,6 @@ PASS
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
-
 // TestReportBeside: the tree's results beside a base build's, each three
 // interleaved rounds, give one table with both medians, the change and the
 // tree's verdict (testdata/beside.golden; -update rewrites it). A figure
@@ -98,19 +97,7 @@ func TestReportBeside(t *testing.T) {
 	var b strings.Builder
 	failed, judged := reportBeside(&b, figs, read("base.txt"), read("tree.txt"), "v0.1.0", nil)
 	got := b.String()
-	golden := filepath.Join("testdata", "beside.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("table differs from %s (go test -run TestReportBeside -update rewrites it):\n%s", golden, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "beside.golden"), []byte(got))
 	// The tree: run p50 0.90 ms (median of 0.8, 0.9, 1.0) and p99 5 ms
 	// keep their bounds, the pipeline's 11,000 msg/s reaches its floor;
 	// idle memory did not run.

@@ -1,12 +1,14 @@
 // Package vectors serves OpenClaw's recorded input→output cases
 // (openclaw-vectors.json, produced by running OpenClaw's own functions) to
-// the table tests of the core's pipeline packages. It is used by tests only.
+// the table tests of the core's pipeline packages. It is used by tests only
+// (a test harness: it may import testing).
 package vectors
 
 import (
 	_ "embed"
 	"encoding/json"
 	"sync"
+	"testing"
 )
 
 //go:embed openclaw-vectors.json
@@ -20,8 +22,7 @@ type Case struct {
 	Expected json.RawMessage `json:"expected"`
 }
 
-// TB is the part of testing.TB the helpers need (production code does not
-// import testing).
+// TB is the part of testing.TB Load and Decode need.
 type TB interface {
 	Helper()
 	Fatalf(format string, args ...any)
@@ -52,10 +53,31 @@ var groups = sync.OnceValues(func() (map[string]json.RawMessage, error) {
 	return all, err
 })
 
-// Unmarshal decodes raw into v, failing t on error.
-func Unmarshal(t TB, raw json.RawMessage, v any) {
+// Each runs check as a parallel subtest of t, named after the case, for
+// every case of group.
+func Each(t *testing.T, group string, check func(t *testing.T, tc Case)) {
 	t.Helper()
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("decode %s: %v", raw, err)
+	for _, tc := range Load(t, group) {
+		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
+			check(t, tc)
+		})
+	}
+}
+
+// Decode decodes the case's input, params and expected result into in, p
+// and want, failing t on error; a nil target leaves its part out.
+func (c Case) Decode(t TB, in, p, want any) {
+	t.Helper()
+	for _, part := range []struct {
+		raw json.RawMessage
+		v   any
+	}{{c.Input, in}, {c.Params, p}, {c.Expected, want}} {
+		if part.v == nil {
+			continue
+		}
+		if err := json.Unmarshal(part.raw, part.v); err != nil {
+			t.Fatalf("decode %s: %v", part.raw, err)
+		}
 	}
 }

@@ -122,15 +122,10 @@ func (s *Server) sendFile(method, field string, req Request) (any, *apiError) {
 	if UTF16Len(vis) > MaxCaptionLength {
 		return nil, badRequest("message caption is too long")
 	}
-	reply, aerr := replyTo(p)
+	reply, kb, thread, aerr := placementOf(p)
 	if aerr != nil {
 		return nil, aerr
 	}
-	kb, aerr := keyboardOf(p)
-	if aerr != nil {
-		return nil, aerr
-	}
-	thread, _ := strconv.Atoi(p.Get("message_thread_id"))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := Sent{

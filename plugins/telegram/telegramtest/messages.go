@@ -103,6 +103,21 @@ func visible(text, parseMode string) (string, *apiError) {
 	}
 }
 
+// placementOf reads where a new message goes and what hangs under it:
+// the message it replies to (reply_parameters or reply_to_message_id),
+// its inline keyboard (reply_markup) and its forum topic
+// (message_thread_id).
+func placementOf(p url.Values) (reply int, kb [][]Button, thread int, aerr *apiError) {
+	if reply, aerr = replyTo(p); aerr != nil {
+		return 0, nil, 0, aerr
+	}
+	if kb, aerr = keyboardOf(p); aerr != nil {
+		return 0, nil, 0, aerr
+	}
+	thread, _ = strconv.Atoi(p.Get("message_thread_id"))
+	return reply, kb, thread, nil
+}
+
 func replyTo(p url.Values) (int, *apiError) {
 	if rp := p.Get("reply_parameters"); rp != "" {
 		var v struct {
@@ -183,15 +198,10 @@ func (s *Server) sendMessage(p url.Values) (any, *apiError) {
 	if UTF16Len(vis) > MaxTextLength {
 		return nil, badRequest("message is too long")
 	}
-	reply, aerr := replyTo(p)
+	reply, kb, thread, aerr := placementOf(p)
 	if aerr != nil {
 		return nil, aerr
 	}
-	kb, aerr := keyboardOf(p)
-	if aerr != nil {
-		return nil, aerr
-	}
-	thread, _ := strconv.Atoi(p.Get("message_thread_id"))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := Sent{

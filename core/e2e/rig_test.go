@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"context"
+	"maps"
+	"path/filepath"
+	"testing"
+
+	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/sdk/sdktest"
+)
+
+// tgClaude is what a Telegram test with the real claude CLI starts from:
+// the fake Bot API, the fake Anthropic API, the CLI and the host's
+// directory. Both fakes close after the host stops (cleanups run last
+// registered first, and the host registers its own later).
+type tgClaude struct {
+	srv  *telegramtest.Server
+	fake *anthropictest.Server
+	bin  string
+	dir  string
+}
+
+// newTgClaude makes the fakes and the directory; without the claude CLI
+// the test is skipped (see clClaudeBin).
+func newTgClaude(t *testing.T) *tgClaude {
+	t.Helper()
+	bin := clClaudeBin(t)
+	fake, srv := anthropictest.New(), telegramtest.NewServer(tgToken)
+	t.Cleanup(fake.Close)
+	t.Cleanup(srv.Close)
+	return &tgClaude{srv: srv, fake: fake, bin: bin, dir: t.TempDir()}
+}
+
+// agent is the default agent block: the real claude CLI against the fake
+// API with its HOME in the host's directory and the workspace
+// <dir>/workspace unless attrs names one.
+func (r *tgClaude) agent(attrs Attrs) Agent {
+	a := Attrs{"workspace": filepath.Join(r.dir, "workspace")}
+	maps.Copy(a, attrs)
+	return RealClaude(r.bin, filepath.Join(r.dir, "home"), r.fake.URL(), a)
+}
+
+// start runs h in the rig's directory with the telegram plugin (instance
+// "tg" on the fake Bot API) before h's own plugins and, when h names no
+// admin block, no admin listener; see startOnTelegram.
+func (r *tgClaude) start(t *testing.T, h Host) *Daemon {
+	t.Helper()
+	h.Dir = r.dir
+	h.Plugins = append([]Plugin{tgPlugin(r.srv.APIEndpoint())}, h.Plugins...)
+	if h.Admin == nil {
+		h.Admin = Attrs{"listen": ""}
+	}
+	return startOnTelegram(t, r.srv, h)
+}
+
+// startOnTelegram starts h, whose plugins include the telegram plugin on
+// srv, and returns once the plugin polls (its first getUpdates); see
+// launchOn. The caller closes srv.
+func startOnTelegram(t *testing.T, srv *telegramtest.Server, h Host) *Daemon {
+	t.Helper()
+	d := launchOn(t, h, platform{name: "bot API", requests: func() string { return tgRequestLog(srv) }})
+	sdktest.WaitFor(t, "the plugin's first getUpdates", func() bool { return len(srv.Requests("getUpdates")) > 0 })
+	return d
+}
+
+// platform is the fake chat platform a host's channel plugin talks to.
+type platform struct {
+	// name says whose requests a failed test's log shows.
+	name string
+	// close, when set, closes the fake after the host stopped
+	// (cleanups run last registered first), so that the plugin never
+	// sees its API vanish.
+	close func()
+	// requests is the fake's request log.
+	requests func() string
+}
+
+// launchOn applies mods to h in order, writes its config and starts
+// clawhost on it. When the test fails, its log gets the requests the
+// platform saw.
+func launchOn(t *testing.T, h Host, p platform, mods ...func(*Host)) *Daemon {
+	t.Helper()
+	for _, m := range mods {
+		m(&h)
+	}
+	if p.close != nil {
+		t.Cleanup(p.close)
+	}
+	d := Start(t, h)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s requests:\n%s", p.name, p.requests())
+		}
+	})
+	return d
+}
+
+// apiRequest waits for the fake API's n-th request (1-based) to finish.
+func apiRequest(t *testing.T, fake *anthropictest.Server, n int) *anthropictest.Request {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+	defer cancel()
+	r, err := fake.WaitDone(ctx, n)
+	if err != nil {
+		t.Fatalf("request %d: %v", n, err)
+	}
+	return r
+}
