@@ -103,3 +103,36 @@ func numbered(query string) string {
 	}
 	return q
 }
+
+// tablesSingle is the pool as a row-layer Tx whose every statement is a
+// transaction of its own: the writes that are one statement (and a read
+// to explain a refusal) need no BEGIN and COMMIT round trips. Its context
+// is a write's (see begin).
+type tablesSingle struct {
+	ctx context.Context
+	d   *DB
+}
+
+func (x tablesSingle) Exec(query string, args ...any) (int64, error) {
+	tag, err := x.d.pool.Exec(x.ctx, numbered(query), args...)
+	return tag.RowsAffected(), x.d.closed(err)
+}
+
+func (x tablesSingle) Scan(query string, args []any, dest ...any) error {
+	return tablesReader(x).Scan(query, args, dest...)
+}
+
+func (x tablesSingle) Query(query string, args ...any) (tables.Rows, error) {
+	return tablesReader(x).Query(query, args...)
+}
+
+// single runs fn with the pool as a tables.Tx of one-statement
+// transactions, under a write's context (begin).
+func (d *DB) single(ctx context.Context, fn func(tables.Tx) error) error {
+	wctx, cancel, err := d.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	return fn(tablesSingle{ctx: wctx, d: d})
+}

@@ -75,6 +75,28 @@ func (x tablesAdhoc) Query(query string, args ...any) (tables.Rows, error) {
 	return sqlRows{rows}, nil
 }
 
+// tablesReadTx is a read transaction of the read pool as the row layer
+// sees it; each query counts toward Statements.
+type tablesReadTx struct {
+	ctx context.Context
+	tx  *sql.Tx
+	d   *DB
+}
+
+func (x tablesReadTx) Scan(query string, args []any, dest ...any) error {
+	x.d.reads.Add(1)
+	return noRows(x.tx.QueryRowContext(x.ctx, query, args...).Scan(dest...))
+}
+
+func (x tablesReadTx) Query(query string, args ...any) (tables.Rows, error) {
+	x.d.reads.Add(1)
+	rows, err := x.tx.QueryContext(x.ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
 // sqlRows are database/sql's rows as tables.Rows.
 type sqlRows struct{ *sql.Rows }
 
