@@ -109,7 +109,9 @@ func (d *DB) Enqueue(ctx context.Context, id int64, sessionKey string) error {
 	if sessionKey == "" {
 		return fmt.Errorf("enqueue %d: empty session key", id)
 	}
-	err := d.w.do(ctx, func(t *wtx) error { return tables.Enqueue(tablesTx{t}, id, sessionKey, d.now().UnixNano(), d.opts.Host) })
+	err := d.w.do(ctx, func(t *wtx) error {
+		return tables.Enqueue(tablesTx{t}, id, sessionKey, d.now().UnixNano(), d.opts.Host)
+	})
 	if err != nil {
 		return fmt.Errorf("enqueue %d: %w", id, err)
 	}
