@@ -74,27 +74,10 @@ func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, 
 	return store.AcceptResult{ID: id}, nil
 }
 
-// Entry implements [store.Journal].
-func (d *DB) Entry(ctx context.Context, id int64) (store.Entry, error) {
-	return journal.Entry(d.reader(ctx), id)
-}
-
 // refuse explains why entry id could not move to state to: ErrNotFound or
 // ErrBadTransition.
 func refuse(ctx context.Context, tx pgx.Tx, id int64, to store.State) error {
 	return tables.Refuse(tablesTx{ctx, tx}, id, to)
-}
-
-// Enqueue implements [store.Journal].
-func (d *DB) Enqueue(ctx context.Context, id int64, sessionKey string) error {
-	if sessionKey == "" {
-		return fmt.Errorf("enqueue %d: empty session key", id)
-	}
-	err := d.single(ctx, func(t tables.Tx) error { return tables.Enqueue(t, id, sessionKey, d.now().UnixNano(), d.opts.Host) })
-	if err != nil {
-		return fmt.Errorf("enqueue %d: %w", id, err)
-	}
-	return nil
 }
 
 // Amend implements [store.Journal].
@@ -282,21 +265,6 @@ func finish(ctx context.Context, tx pgx.Tx, ids []int64, to store.State, reason 
 		}
 	}
 	return nil
-}
-
-// ListPending implements [store.Journal].
-func (d *DB) ListPending(ctx context.Context, sessionKey string, limit int) ([]store.Entry, error) {
-	return journal.ListPending(d.reader(ctx), sessionKey, limit)
-}
-
-// CountPending implements [store.Journal].
-func (d *DB) CountPending(ctx context.Context, sessionKey string) (int, error) {
-	return journal.CountPending(d.reader(ctx), sessionKey)
-}
-
-// PendingCounts implements [store.Journal].
-func (d *DB) PendingCounts(ctx context.Context) (map[string]int, error) {
-	return journal.PendingCounts(d.reader(ctx))
 }
 
 // ListUnfinished implements [store.Journal].

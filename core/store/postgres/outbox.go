@@ -172,25 +172,3 @@ func loadReply(ctx context.Context, tx pgx.Tx, e store.Entry) (store.PendingRepl
 	return tables.LoadReply(tablesTx{ctx, tx}, e, qChunks)
 }
 
-// MarkAttempt implements [store.Outbox].
-func (d *DB) MarkAttempt(ctx context.Context, journalID int64, index int) error {
-	err := d.single(ctx, func(t tables.Tx) error { return tables.MarkAttempt(t, journalID, index, d.now().UnixNano()) })
-	if err != nil {
-		return fmt.Errorf("mark chunk %d of %d attempted: %w", index, journalID, err)
-	}
-	return nil
-}
-
-// RecordLive implements [store.Outbox].
-func (d *DB) RecordLive(ctx context.Context, l store.Live) error {
-	err := d.write(ctx, func(tx pgx.Tx) error { return tables.RecordLive(tablesTx{ctx, tx}, l, " FOR SHARE") })
-	if err != nil {
-		return fmt.Errorf("record live output %d of %d: %w", l.Seq, l.JournalID, err)
-	}
-	return nil
-}
-
-// LiveOutput implements [store.Outbox].
-func (d *DB) LiveOutput(ctx context.Context, journalID int64) ([]store.Live, error) {
-	return tables.LiveOutput(d.reader(ctx), journalID)
-}

@@ -14,11 +14,6 @@ import (
 // sessions is the shared row layer's sessions table on this schema.
 var sessions = tables.NewSessions("is_verbose")
 
-// Session implements [store.Sessions].
-func (d *DB) Session(ctx context.Context, key string) (store.Session, error) {
-	return sessions.Session(d.reader(ctx), key)
-}
-
 // errRaced: another writer created the session between our read and our
 // insert; the update runs again and sees it.
 var errRaced = errors.New("session created concurrently")
@@ -70,12 +65,3 @@ func (d *DB) updateSession(ctx context.Context, tx pgx.Tx, key string, fn func(s
 	return s, nil
 }
 
-// RecentSessions implements [store.Sessions].
-func (d *DB) RecentSessions(ctx context.Context, limit int) ([]store.Session, error) {
-	return sessions.Recent(d.reader(ctx), limit)
-}
-
-// CountSessions implements [store.Sessions].
-func (d *DB) CountSessions(ctx context.Context) (int, error) {
-	return tables.CountSessions(d.reader(ctx))
-}

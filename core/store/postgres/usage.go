@@ -22,11 +22,3 @@ func (d *DB) SumUsage(ctx context.Context, f store.UsageFilter) (store.UsageSum,
 	return s, nil
 }
 
-// ListUsage implements [store.Ledger].
-func (d *DB) ListUsage(ctx context.Context, f store.UsageFilter, limit int) ([]store.TurnUsage, error) {
-	out, err := tables.ListUsage(d.reader(ctx), f, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list usage: %w", err)
-	}
-	return out, nil
-}

@@ -96,27 +96,8 @@ func (d *DB) AcceptEarly(ctx context.Context, in store.Inbound) (res store.Accep
 	return res, synced, nil
 }
 
-// Entry implements [store.Journal].
-func (d *DB) Entry(ctx context.Context, id int64) (store.Entry, error) {
-	return journal.Entry(d.reader(ctx), id)
-}
-
 // state reads the current state of an entry inside a write transaction.
 func (t *wtx) state(id int64) (store.State, error) { return tables.State(tablesTx{t}, id, "") }
-
-// Enqueue implements [store.Journal].
-func (d *DB) Enqueue(ctx context.Context, id int64, sessionKey string) error {
-	if sessionKey == "" {
-		return fmt.Errorf("enqueue %d: empty session key", id)
-	}
-	err := d.w.do(ctx, func(t *wtx) error {
-		return tables.Enqueue(tablesTx{t}, id, sessionKey, d.now().UnixNano(), d.opts.Host)
-	})
-	if err != nil {
-		return fmt.Errorf("enqueue %d: %w", id, err)
-	}
-	return nil
-}
 
 // Amend implements [store.Journal].
 func (d *DB) Amend(ctx context.Context, id int64, message []byte) error {
@@ -322,21 +303,6 @@ func (t *wtx) finish(ids []int64, to store.State, reason string, now time.Time) 
 // refuse explains why entry id could not move to state to: ErrNotFound or
 // ErrBadTransition.
 func (t *wtx) refuse(id int64, to store.State) error { return tables.Refuse(tablesTx{t}, id, to) }
-
-// ListPending implements [store.Journal].
-func (d *DB) ListPending(ctx context.Context, sessionKey string, limit int) ([]store.Entry, error) {
-	return journal.ListPending(d.reader(ctx), sessionKey, limit)
-}
-
-// CountPending implements [store.Journal].
-func (d *DB) CountPending(ctx context.Context, sessionKey string) (int, error) {
-	return journal.CountPending(d.reader(ctx), sessionKey)
-}
-
-// PendingCounts implements [store.Journal].
-func (d *DB) PendingCounts(ctx context.Context) (map[string]int, error) {
-	return journal.PendingCounts(d.reader(ctx))
-}
 
 // qUnfinished walks the small partial index of open entries, not the
 // whole journal.

@@ -211,25 +211,3 @@ func (t *wtx) pendingReply(e store.Entry) (store.PendingReply, error) {
 const qChunks = `SELECT c.idx, t.text, t.format, t.attach, sent_at, platform_ids, attempted_at, uncertain
 	FROM reply_chunks c LEFT JOIN chunk_texts t ON t.journal_id = c.journal_id AND t.idx = c.idx WHERE c.journal_id = ? ORDER BY c.idx`
 
-// MarkAttempt implements [store.Outbox].
-func (d *DB) MarkAttempt(ctx context.Context, journalID int64, index int) error {
-	err := d.w.durable(ctx, func(t *wtx) error { return tables.MarkAttempt(tablesTx{t}, journalID, index, d.now().UnixNano()) })
-	if err != nil {
-		return fmt.Errorf("mark chunk %d of %d attempted: %w", index, journalID, err)
-	}
-	return nil
-}
-
-// RecordLive implements [store.Outbox].
-func (d *DB) RecordLive(ctx context.Context, l store.Live) error {
-	err := d.w.durable(ctx, func(t *wtx) error { return tables.RecordLive(tablesTx{t}, l, "") })
-	if err != nil {
-		return fmt.Errorf("record live output %d of %d: %w", l.Seq, l.JournalID, err)
-	}
-	return nil
-}
-
-// LiveOutput implements [store.Outbox].
-func (d *DB) LiveOutput(ctx context.Context, journalID int64) ([]store.Live, error) {
-	return tables.LiveOutput(d.reader(ctx), journalID)
-}

@@ -87,12 +87,3 @@ func (t *wtx) updateSession(key string, fn func(s *store.Session, found bool) er
 	return s, nil
 }
 
-// RecentSessions implements [store.Sessions].
-func (d *DB) RecentSessions(ctx context.Context, limit int) ([]store.Session, error) {
-	return sessions.Recent(d.reader(ctx), limit)
-}
-
-// CountSessions implements [store.Sessions].
-func (d *DB) CountSessions(ctx context.Context) (int, error) {
-	return tables.CountSessions(d.reader(ctx))
-}
