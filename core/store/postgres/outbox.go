@@ -171,4 +171,3 @@ const qChunks = `SELECT idx, text, format, attach, sent_at, platform_ids, attemp
 func loadReply(ctx context.Context, tx pgx.Tx, e store.Entry) (store.PendingReply, error) {
 	return tables.LoadReply(tablesTx{ctx, tx}, e, qChunks)
 }
-

@@ -64,4 +64,3 @@ func (d *DB) updateSession(ctx context.Context, tx pgx.Tx, key string, fn func(s
 	}
 	return s, nil
 }
-

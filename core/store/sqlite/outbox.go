@@ -210,4 +210,3 @@ func (t *wtx) pendingReply(e store.Entry) (store.PendingReply, error) {
 // is beside the row its send marks change (migration 7).
 const qChunks = `SELECT c.idx, t.text, t.format, t.attach, sent_at, platform_ids, attempted_at, uncertain
 	FROM reply_chunks c LEFT JOIN chunk_texts t ON t.journal_id = c.journal_id AND t.idx = c.idx WHERE c.journal_id = ? ORDER BY c.idx`
-

@@ -86,4 +86,3 @@ func (t *wtx) updateSession(key string, fn func(s *store.Session, found bool) er
 	t.wroteSession(s)
 	return s, nil
 }
-

@@ -21,4 +21,3 @@ func (d *DB) SumUsage(ctx context.Context, f store.UsageFilter) (store.UsageSum,
 	}
 	return s, nil
 }
-
