@@ -95,33 +95,8 @@ func (d *DB) Amend(ctx context.Context, id int64, message []byte) error {
 	return nil
 }
 
-// Start implements [store.Journal].
-func (d *DB) Start(ctx context.Context, ids ...int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	if err := d.start(ctx, "", ids); err != nil {
-		return fmt.Errorf("start %v: %w", ids, err)
-	}
-	return nil
-}
-
-// Begin implements [store.Journal].
-func (d *DB) Begin(ctx context.Context, sessionKey string, ids ...int64) error {
-	if sessionKey == "" {
-		return fmt.Errorf("begin %v: empty session key", ids)
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	if err := d.start(ctx, sessionKey, ids); err != nil {
-		return fmt.Errorf("begin %v: %w", ids, err)
-	}
-	return nil
-}
-
 // start moves ids to processing (and to sessionKey unless empty), all or
-// none.
+// none: tables.Store's Start and Begin.
 func (d *DB) start(ctx context.Context, sessionKey string, ids []int64) error {
 	return d.write(ctx, func(tx pgx.Tx) error {
 		moved, err := collectIDs(tx.Query(ctx, `UPDATE journal SET state = 'processing', attempts = attempts + 1, launches = launches + 1, began = false, updated_at = $1,

@@ -104,7 +104,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", Redact(url), err)
 	}
 	d := &DB{opts: opts, now: opts.Now, log: opts.Logger.Named("store"), pool: pool}
-	d.shared = tables.NewStore(tables.Engine{Read: d.tablesRead, Write: d.tablesWrite, Now: opts.Now, Host: opts.Host,
+	d.shared = tables.NewStore(tables.Engine{Read: d.tablesRead, Write: d.tablesWrite, Start: d.start, Now: opts.Now, Host: opts.Host,
 		MaxPendingPairings: opts.MaxPendingPairings, Journal: journal, Sessions: sessions, ShareLock: " FOR SHARE"})
 	if err := d.migrate(ctx); err != nil {
 		pool.Close()

@@ -118,17 +118,26 @@ func (d *DB) Amend(ctx context.Context, id int64, message []byte) error {
 	return nil
 }
 
-// Start implements [store.Journal].
-func (d *DB) Start(ctx context.Context, ids ...int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	err := d.w.do(ctx, func(t *wtx) error {
+// qStart and qBegin move an entry to processing, qBegin to a session too.
+const (
+	qStart = `UPDATE journal SET state = 'processing', attempts = attempts + 1, launches = launches + 1, began = 0, updated_at = ?, owner = ?
+		WHERE id = ? AND state IN ('accepted', 'queued')`
+	qBegin = `UPDATE journal SET state = 'processing', session_key = ?, attempts = attempts + 1, launches = launches + 1, began = 0, updated_at = ?, owner = ?
+		WHERE id = ? AND state IN ('accepted', 'queued')`
+)
+
+// start moves ids to processing (and to sessionKey unless empty), all or
+// none: tables.Store's Start and Begin.
+func (d *DB) start(ctx context.Context, sessionKey string, ids []int64) error {
+	return d.w.do(ctx, func(t *wtx) error {
 		now := d.now().UnixNano()
 		for _, id := range ids {
 			// A failed op is rolled back whole: no need to check all first.
-			n, err := t.execN(`UPDATE journal SET state = 'processing', attempts = attempts + 1, launches = launches + 1, began = 0, updated_at = ?, owner = ?
-				WHERE id = ? AND state IN ('accepted', 'queued')`, now, d.opts.Host, id)
+			q, args := qStart, []any{now, d.opts.Host, id}
+			if sessionKey != "" {
+				q, args = qBegin, append([]any{sessionKey}, args...)
+			}
+			n, err := t.execN(q, args...)
 			if err != nil {
 				return err
 			}
@@ -138,38 +147,6 @@ func (d *DB) Start(ctx context.Context, ids ...int64) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("start %v: %w", ids, err)
-	}
-	return nil
-}
-
-// Begin implements [store.Journal].
-func (d *DB) Begin(ctx context.Context, sessionKey string, ids ...int64) error {
-	if sessionKey == "" {
-		return fmt.Errorf("begin %v: empty session key", ids)
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	err := d.w.do(ctx, func(t *wtx) error {
-		now := d.now().UnixNano()
-		for _, id := range ids {
-			n, err := t.execN(`UPDATE journal SET state = 'processing', session_key = ?, attempts = attempts + 1, launches = launches + 1, began = 0, updated_at = ?, owner = ?
-				WHERE id = ? AND state IN ('accepted', 'queued')`, sessionKey, now, d.opts.Host, id)
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				return t.refuse(id, store.StateProcessing)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("begin %v: %w", ids, err)
-	}
-	return nil
 }
 
 // MarkBegan implements [store.Journal].

@@ -169,7 +169,7 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	d := &DB{opts: opts, now: opts.Now, log: log, dir: dir, lock: lock, rstmts: map[string]*sql.Stmt{}, sessions: newSessionCache()}
-	d.shared = tables.NewStore(tables.Engine{Read: d.tablesRead, Write: d.tablesWrite, Now: opts.Now, Host: opts.Host,
+	d.shared = tables.NewStore(tables.Engine{Read: d.tablesRead, Write: d.tablesWrite, Start: d.start, Now: opts.Now, Host: opts.Host,
 		MaxPendingPairings: opts.MaxPendingPairings, Journal: journal, Sessions: sessions})
 	if err := d.open(ctx); err != nil {
 		d.release()

@@ -15,6 +15,9 @@ type Engine struct {
 	Read func(ctx context.Context, adhoc bool) Reader
 	// Write runs fn as one write of the kind w.
 	Write func(ctx context.Context, w Write, fn func(Tx) error) error
+	// Start moves the entries ids to processing, all or none, and to the
+	// session sessionKey unless it is "" (Start and Begin).
+	Start func(ctx context.Context, sessionKey string, ids []int64) error
 	// Now is the engine's clock.
 	Now func() time.Time
 	// Host is this host's id, stamped as an entry's owner.

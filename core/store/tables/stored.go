@@ -209,3 +209,18 @@ func (s Store) ListUsage(ctx context.Context, f store.UsageFilter, limit int) ([
 	}
 	return out, nil
 }
+
+// SumUsage implements [store.Ledger]. The casts are PostgreSQL's: its sum
+// of a bigint is a numeric.
+func (s Store) SumUsage(ctx context.Context, f store.UsageFilter) (store.UsageSum, error) {
+	where, args := UsageWhere(f)
+	var u store.UsageSum
+	err := s.adhoc(ctx).Scan(`SELECT count(*), CAST(coalesce(sum(input_tokens), 0) AS bigint), CAST(coalesce(sum(output_tokens), 0) AS bigint),
+		CAST(coalesce(sum(cache_read_tokens), 0) AS bigint), CAST(coalesce(sum(cache_creation_tokens), 0) AS bigint), coalesce(sum(cost_usd), 0),
+		count(*) FILTER (WHERE estimate), coalesce(sum(cost_usd) FILTER (WHERE estimate), 0), coalesce(max(cost_usd), 0) FROM usage`+where, args,
+		&u.Turns, &u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheCreationTokens, &u.CostUSD, &u.Estimates, &u.EstimatedUSD, &u.MaxUSD)
+	if err != nil {
+		return u, fmt.Errorf("sum usage: %w", err)
+	}
+	return u, nil
+}

@@ -33,6 +33,31 @@ func (s Store) Enqueue(ctx context.Context, id int64, sessionKey string) error {
 	return nil
 }
 
+// Start implements [store.Journal].
+func (s Store) Start(ctx context.Context, ids ...int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := s.e.Start(ctx, "", ids); err != nil {
+		return fmt.Errorf("start %v: %w", ids, err)
+	}
+	return nil
+}
+
+// Begin implements [store.Journal].
+func (s Store) Begin(ctx context.Context, sessionKey string, ids ...int64) error {
+	if sessionKey == "" {
+		return fmt.Errorf("begin %v: empty session key", ids)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := s.e.Start(ctx, sessionKey, ids); err != nil {
+		return fmt.Errorf("begin %v: %w", ids, err)
+	}
+	return nil
+}
+
 // ListPending implements [store.Journal].
 func (s Store) ListPending(ctx context.Context, sessionKey string, limit int) ([]store.Entry, error) {
 	return s.e.Journal.ListPending(s.read(ctx), sessionKey, limit)
