@@ -19,8 +19,6 @@ var journal = tables.NewJournal(`(SELECT message FROM journal_messages m WHERE m
 
 var entryCols = journal.Cols
 
-type scanner = tables.Scanner
-
 const (
 	qDedupeGet = `SELECT journal_id FROM dedupe WHERE key = ?`
 	// qDedupePut stores a new key or replaces an expired one (seen_at at or
