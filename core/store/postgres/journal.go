@@ -286,10 +286,7 @@ func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Reco
 			}
 		}
 		rec, err = store.ApplyRecovery(open, opts, now, store.RecoveryWrites{
-			Requeue: func(e store.Entry) error {
-				_, err := tx.Exec(ctx, `UPDATE journal SET state = $1, attempts = $4, began = false, updated_at = $2 WHERE id = $3`, string(e.State), now.UnixNano(), e.ID, e.Attempts)
-				return err
-			},
+			Requeue: func(e store.Entry) error { return tables.Requeue(tablesTx{ctx, tx}, e, now.UnixNano()) },
 			Fail: func(id int64, reason string) error {
 				return finish(ctx, tx, []int64{id}, store.StateFailed, reason, now)
 			},

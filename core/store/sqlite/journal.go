@@ -331,12 +331,9 @@ func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Reco
 			}
 		}
 		rec, err = store.ApplyRecovery(open, opts, now, store.RecoveryWrites{
-			Requeue: func(e store.Entry) error {
-				_, err := t.exec(`UPDATE journal SET state = ?, attempts = ?, began = 0, updated_at = ? WHERE id = ?`, string(e.State), e.Attempts, now.UnixNano(), e.ID)
-				return err
-			},
-			Fail:  func(id int64, reason string) error { return t.finish([]int64{id}, store.StateFailed, reason, now) },
-			Reply: t.pendingReply,
+			Requeue: func(e store.Entry) error { return tables.Requeue(tablesTx{t}, e, now.UnixNano()) },
+			Fail:    func(id int64, reason string) error { return t.finish([]int64{id}, store.StateFailed, reason, now) },
+			Reply:   t.pendingReply,
 		})
 		return err
 	})

@@ -165,3 +165,10 @@ func (j Journal) ListPending(r Reader, sessionKey string, limit int) ([]store.En
 	}
 	return es, nil
 }
+
+// Requeue is Recover's requeue of e inside t at now: its state and
+// attempts as store.ApplyRecovery decided, not begun.
+func Requeue(t Tx, e store.Entry, now int64) error {
+	_, err := t.Exec(`UPDATE journal SET state = ?, attempts = ?, began = ?, updated_at = ? WHERE id = ?`, string(e.State), e.Attempts, false, now, e.ID)
+	return err
+}
