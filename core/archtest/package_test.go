@@ -28,8 +28,7 @@ var bigPackages = map[string]struct{ lines, imports int }{
 	"core/turn":            {lines: 3700}, // the turn's run, stream, card and prompt
 	"core/pluginhost":      {lines: 3600}, // the supervisor and its ports
 	"core/admin":           {lines: 3400}, // the endpoint, the status page, the operator's page
-	"core/store/sqlite":    {lines: 3400}, // rows move to core/store/tables
-	"core/store/storetest": {lines: 3100}, // the conformance suite
+	"core/store/storetest": {lines: 3030}, // the conformance suite
 	"core/gateway":         {imports: 27}, // placement, resets and routing leave as stages (issue 82)
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/clawhost/clawhost/core/internal/queuemode"
 )
 
 // BinaryPrefix starts the file name of every plugin binary: the default path
@@ -222,7 +224,7 @@ func checkPlugins(k *checker, plugins []*Plugin) {
 				"The value must be at least 1, not %d; remove the attribute to use messages.text_limit.", p.TextLimit)
 		}
 		if p.QueueMode != "" {
-			pk.enum("queue_mode", p.QueueMode, QueueModes)
+			pk.enum("queue_mode", p.QueueMode, queuemode.Names())
 		}
 		if p.OnError != "" {
 			pk.enum("on_error", p.OnError, HookOnError)

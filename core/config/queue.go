@@ -1,20 +1,18 @@
 package config
 
+import "github.com/clawhost/clawhost/core/internal/queuemode"
+
 // Defaults of the queue block.
 const (
-	DefaultQueueMode = "followup"
+	DefaultQueueMode = string(queuemode.Followup)
 	DefaultQueueCap  = 20
 	DefaultQueueDrop = "summarize"
 )
 
-// QueueModes are the values queue.mode (and a plugin's queue_mode) accepts:
-// core/session's QueueModes, written again here because config, a leaf,
-// may not import that leaf (TestQueueEnumsMatch in core checks that they
-// agree); QueueDrops those of queue.drop.
-var (
-	QueueModes = []string{"followup", "collect", "interrupt", "steer"}
-	QueueDrops = []string{"summarize", "old", "new"}
-)
+// QueueDrops are the values queue.drop accepts. Those of queue.mode (and a
+// plugin's queue_mode) are core/internal/queuemode's, the list
+// core/session types.
+var QueueDrops = []string{"summarize", "old", "new"}
 
 // Queue is the queue {} block: what happens to messages that arrive while
 // the session's agent turn is still running.
@@ -49,7 +47,7 @@ func defaultQueue() *Queue {
 }
 
 func (q *Queue) check(k *checker) {
-	k.enum("mode", q.Mode, QueueModes)
+	k.enum("mode", q.Mode, queuemode.Names())
 	k.atLeast("cap", q.Cap, 1)
 	k.enum("drop", q.Drop, QueueDrops)
 	k.optionalDuration("debounce", q.Debounce)

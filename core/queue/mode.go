@@ -11,7 +11,7 @@
 // Nothing else in the core orders work by session: stages run what the
 // queue hands them.
 //
-// To add a queue mode: its constant in core/session (QueueModes), and its
+// To add a queue mode: its constant in core/internal/queuemode (All), and its
 // behaviour in [Queue.Enqueue] (against a running turn) and pick (what the
 // next turn takes).
 package queue

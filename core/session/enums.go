@@ -3,30 +3,25 @@ package session
 import (
 	"fmt"
 	"strings"
+
+	"github.com/clawhost/clawhost/core/internal/queuemode"
 )
 
 // QueueMode says what a message does when its session is busy; core/queue
-// implements them.
-type QueueMode string
+// implements them. The list is core/internal/queuemode's, which the
+// configuration checks queue.mode against too.
+type QueueMode = queuemode.Mode
 
-// The queue modes. To add one: a constant here, in QueueModes, and its
-// behaviour in core/queue.
+// The queue modes (queuemode's; to add one, see there).
 const (
-	// QueueFollowup (the default) queues the message for the next turn,
-	// one turn per message.
-	QueueFollowup QueueMode = "followup"
-	// QueueCollect queues it too; the next turn takes everything waiting.
-	QueueCollect QueueMode = "collect"
-	// QueueInterrupt aborts the running turn; the next one answers the
-	// message.
-	QueueInterrupt QueueMode = "interrupt"
-	// QueueSteer injects the message into the running turn when the agent
-	// can; otherwise it behaves as QueueFollowup.
-	QueueSteer QueueMode = "steer"
+	QueueFollowup  = queuemode.Followup
+	QueueCollect   = queuemode.Collect
+	QueueInterrupt = queuemode.Interrupt
+	QueueSteer     = queuemode.Steer
 )
 
 // QueueModes are the queue modes, in the order they are offered.
-var QueueModes = []QueueMode{QueueFollowup, QueueCollect, QueueInterrupt, QueueSteer}
+var QueueModes = queuemode.All
 
 // queueAliases are the other names OpenClaw accepts for its queue modes
 // (shared/reference/openclaw-behaviour.md §1.10): the legacy "queue" is

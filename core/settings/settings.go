@@ -223,8 +223,7 @@ func Pipeline(cfg *config.Config) (gateway.Settings, error) {
 }
 
 // queuePolicy parses the queue block and the plugins' queue_mode (config
-// has checked them against config.QueueModes, which must name the same
-// set: TestQueueEnumsMatch).
+// has checked them against core/internal/queuemode's list, the queue's).
 func queuePolicy(cfg *config.Config) (queue.Policy, error) {
 	q := cfg.Queue
 	pol := queue.Policy{ByInstance: map[string]queue.Mode{}, Cap: q.Cap}

@@ -13,24 +13,14 @@ import (
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/runner"
-	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
-// TestQueueEnumsMatch: the queue modes the configuration accepts are
-// core/session's (config, a leaf, cannot import that leaf: the list is
-// written twice and checked here), and every drop policy it accepts is one
-// the queue knows.
+// TestQueueEnumsMatch: every drop policy the configuration accepts is one
+// the queue knows. (The queue modes are one list, core/internal/queuemode's,
+// that both the configuration and the queue read.)
 func TestQueueEnumsMatch(t *testing.T) {
 	t.Parallel()
-	if got := strings.Join(config.QueueModes, ","); got != session.Join(session.QueueModes, ",") {
-		t.Errorf("config.QueueModes %s, session.QueueModes %s", got, session.Join(session.QueueModes, ","))
-	}
-	for _, m := range config.QueueModes {
-		if _, err := queue.ParseMode(m); err != nil {
-			t.Errorf("config accepts queue mode %q: %v", m, err)
-		}
-	}
 	for _, d := range config.QueueDrops {
 		if _, err := queue.ParseDrop(d); err != nil {
 			t.Errorf("config accepts drop policy %q: %v", d, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/tables"
 )
 
 var _ store.Cluster = (*DB)(nil)
@@ -54,7 +55,7 @@ func (d *DB) PlaceSession(ctx context.Context, key, want string) (string, error)
 
 // PlacementCounts implements [store.Cluster].
 func (d *DB) PlacementCounts(ctx context.Context) (map[string]int, error) {
-	return d.counts(ctx, "count placements", `SELECT host, count(*) FROM placements GROUP BY host`)
+	return tables.Counts(d.reader(ctx), "count placements", `SELECT host, count(*) FROM placements GROUP BY host`)
 }
 
 // Handoff implements [store.Cluster].
@@ -97,7 +98,7 @@ func (d *DB) TakeHanded(ctx context.Context) ([]store.Entry, error) {
 		return nil, err
 	}
 	defer cancel()
-	es, err := scanEntries(d.pool.Query(wctx, `UPDATE journal SET handed = false
+	es, err := tables.Entries(d.pool.Query(wctx, `UPDATE journal SET handed = false
 		WHERE id IN (SELECT id FROM journal WHERE owner = $1 AND handed ORDER BY id FOR UPDATE SKIP LOCKED)
 		RETURNING `+entryCols, d.opts.Host))
 	if err != nil {

@@ -9,36 +9,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/tables"
 )
 
-const entryCols = `id, instance, chat_id, thread_id, message_id, dedupe_key, received_at,
-	message, state, session_key, attempts, reason, updated_at, owner, began, launches`
+// journal is the shared row layer's journal on this schema: the message
+// is a column.
+var journal = tables.NewJournal("message", "")
 
-func scanEntry(row pgx.Row) (store.Entry, error) {
-	var e store.Entry
-	var recv, upd int64
-	var st string
-	err := row.Scan(&e.ID, &e.Instance, &e.ChatID, &e.ThreadID, &e.MessageID, &e.DedupeKey, &recv,
-		&e.Message, &st, &e.SessionKey, &e.Attempts, &e.Reason, &upd, &e.Owner, &e.Began, &e.Launches)
-	e.ReceivedAt, e.UpdatedAt, e.State = store.FromUnixNano(recv), store.FromUnixNano(upd), store.State(st)
-	return e, err
-}
-
-func scanEntries(rows pgx.Rows, err error) ([]store.Entry, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.Entry
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
-}
+var entryCols = journal.Cols
 
 const (
 	// qAcceptKeyed stores the dedupe key unless it is live (seen after
@@ -54,10 +32,10 @@ const (
 	SELECT journal_id, $4, $5, $6, $7, $1, $8, $9, 'accepted', $2, $10 FROM k RETURNING id`
 	qAcceptPlain = `INSERT INTO journal(id, instance, chat_id, thread_id, message_id, dedupe_key, received_at, message, state, updated_at, owner)
 	VALUES (nextval('journal_ids'), $1, $2, $3, $4, '', $5, $6, 'accepted', $7, $8) RETURNING id`
-	qEntry      = `SELECT ` + entryCols + ` FROM journal WHERE id = $1`
-	qUnfinished = `SELECT ` + entryCols + ` FROM journal
-		WHERE state NOT IN ('done', 'dropped', 'failed') AND id > $1 ORDER BY id`
 )
+
+var qUnfinished = `SELECT ` + entryCols + ` FROM journal
+		WHERE state NOT IN ('done', 'dropped', 'failed') AND id > $1 ORDER BY id`
 
 // Accept implements [store.Journal].
 func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, error) {
@@ -96,93 +74,29 @@ func (d *DB) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, 
 	return store.AcceptResult{ID: id}, nil
 }
 
-// Entry implements [store.Journal].
-func (d *DB) Entry(ctx context.Context, id int64) (store.Entry, error) {
-	e, err := scanEntry(d.pool.QueryRow(ctx, qEntry, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Entry{}, fmt.Errorf("journal entry %d: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return store.Entry{}, fmt.Errorf("journal entry %d: %w", id, d.closed(err))
-	}
-	return e, nil
-}
-
-// querier is what reads and writes need of a pool or a transaction.
-type querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
-
 // refuse explains why entry id could not move to state to: ErrNotFound or
 // ErrBadTransition.
-func refuse(ctx context.Context, q querier, id int64, to store.State) error {
-	var s string
-	err := q.QueryRow(ctx, `SELECT state FROM journal WHERE id = $1`, id).Scan(&s)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("journal entry %d: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("entry %d: %w: %s → %s", id, store.ErrBadTransition, s, to)
-}
-
-// Enqueue implements [store.Journal].
-func (d *DB) Enqueue(ctx context.Context, id int64, sessionKey string) error {
-	if sessionKey == "" {
-		return fmt.Errorf("enqueue %d: empty session key", id)
-	}
-	tag, err := d.exec(ctx, `UPDATE journal SET state = 'queued', session_key = $1, updated_at = $2, owner = $4
-		WHERE id = $3 AND state IN ('accepted', 'queued')`, sessionKey, d.now().UnixNano(), id, d.opts.Host)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = refuse(context.WithoutCancel(ctx), d.pool, id, store.StateQueued)
-	}
-	if err != nil {
-		return fmt.Errorf("enqueue %d: %w", id, err)
-	}
-	return nil
+func refuse(ctx context.Context, tx pgx.Tx, id int64, to store.State) error {
+	return tables.Refuse(tablesTx{ctx, tx}, id, to)
 }
 
 // Amend implements [store.Journal].
 func (d *DB) Amend(ctx context.Context, id int64, message []byte) error {
-	tag, err := d.exec(ctx, `UPDATE journal SET message = $1 WHERE id = $2 AND state = 'accepted'`, message, id)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = refuse(context.WithoutCancel(ctx), d.pool, id, store.StateAccepted)
-	}
+	err := d.single(ctx, func(t tables.Tx) error {
+		n, err := t.Exec(`UPDATE journal SET message = ? WHERE id = ? AND state = 'accepted'`, message, id)
+		if err != nil || n == 1 {
+			return err
+		}
+		return tables.Refuse(t, id, store.StateAccepted)
+	})
 	if err != nil {
 		return fmt.Errorf("amend %d: %w", id, err)
 	}
 	return nil
 }
 
-// Start implements [store.Journal].
-func (d *DB) Start(ctx context.Context, ids ...int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	if err := d.start(ctx, "", ids); err != nil {
-		return fmt.Errorf("start %v: %w", ids, err)
-	}
-	return nil
-}
-
-// Begin implements [store.Journal].
-func (d *DB) Begin(ctx context.Context, sessionKey string, ids ...int64) error {
-	if sessionKey == "" {
-		return fmt.Errorf("begin %v: empty session key", ids)
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	if err := d.start(ctx, sessionKey, ids); err != nil {
-		return fmt.Errorf("begin %v: %w", ids, err)
-	}
-	return nil
-}
-
 // start moves ids to processing (and to sessionKey unless empty), all or
-// none.
+// none: tables.Store's Start and Begin.
 func (d *DB) start(ctx context.Context, sessionKey string, ids []int64) error {
 	return d.write(ctx, func(tx pgx.Tx) error {
 		moved, err := collectIDs(tx.Query(ctx, `UPDATE journal SET state = 'processing', attempts = attempts + 1, launches = launches + 1, began = false, updated_at = $1,
@@ -320,65 +234,12 @@ func finish(ctx context.Context, tx pgx.Tx, ids []int64, to store.State, reason 
 		if moved[id] {
 			continue
 		}
-		var s string
-		err := tx.QueryRow(ctx, `SELECT state FROM journal WHERE id = $1`, id).Scan(&s)
-		if err != nil || store.State(s) != to {
+		s, err := tables.State(tablesTx{ctx, tx}, id, "")
+		if err != nil || s != to {
 			return refuse(ctx, tx, id, to)
 		}
 	}
 	return nil
-}
-
-// ListPending implements [store.Journal].
-func (d *DB) ListPending(ctx context.Context, sessionKey string, limit int) ([]store.Entry, error) {
-	q := `SELECT ` + entryCols + ` FROM journal WHERE session_key = $1 AND state = 'queued' ORDER BY id`
-	args := []any{sessionKey}
-	if limit > 0 {
-		q += ` LIMIT $2`
-		args = append(args, limit)
-	}
-	es, err := scanEntries(d.pool.Query(ctx, q, args...))
-	if err != nil {
-		return nil, fmt.Errorf("list pending of %s: %w", sessionKey, d.closed(err))
-	}
-	return es, nil
-}
-
-// CountPending implements [store.Journal].
-func (d *DB) CountPending(ctx context.Context, sessionKey string) (int, error) {
-	var n int
-	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM journal WHERE session_key = $1 AND state = 'queued'`, sessionKey).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count pending of %s: %w", sessionKey, d.closed(err))
-	}
-	return n, nil
-}
-
-// PendingCounts implements [store.Journal].
-func (d *DB) PendingCounts(ctx context.Context) (map[string]int, error) {
-	return d.counts(ctx, "pending counts", `SELECT session_key, count(*) FROM journal WHERE state = 'queued' GROUP BY session_key`)
-}
-
-// counts runs q, a query of (key, count) rows, into a map; what names it in
-// errors.
-func (d *DB) counts(ctx context.Context, what, q string) (map[string]int, error) {
-	rows, err := d.pool.Query(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, d.closed(err))
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var key string
-		var n int
-		if err := rows.Scan(&key, &n); err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		out[key] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return out, nil
 }
 
 // ListUnfinished implements [store.Journal].
@@ -388,7 +249,7 @@ func (d *DB) ListUnfinished(ctx context.Context, afterID int64, limit int) ([]st
 		q += ` LIMIT $2`
 		args = append(args, limit)
 	}
-	es, err := scanEntries(d.pool.Query(ctx, q, args...))
+	es, err := tables.Entries(d.pool.Query(ctx, q, args...))
 	if err != nil {
 		return nil, fmt.Errorf("list unfinished: %w", d.closed(err))
 	}
@@ -406,7 +267,7 @@ func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Reco
 		if opts.Adopt {
 			mine = `owner <> '' AND owner <> $1 AND `
 		}
-		open, err := scanEntries(tx.Query(ctx, `SELECT `+entryCols+` FROM journal j
+		open, err := tables.Entries(tx.Query(ctx, `SELECT `+entryCols+` FROM journal j
 			WHERE state NOT IN ('done', 'dropped', 'failed') AND (`+mine+`NOT EXISTS
 				(SELECT 1 FROM leases WHERE name = $2 || j.owner AND expires_at > $3))
 			ORDER BY id FOR UPDATE SKIP LOCKED`, d.opts.Host, store.HostLeasePrefix, now.UnixNano()))
@@ -425,10 +286,7 @@ func (d *DB) Recover(ctx context.Context, opts store.RecoverOptions) (store.Reco
 			}
 		}
 		rec, err = store.ApplyRecovery(open, opts, now, store.RecoveryWrites{
-			Requeue: func(e store.Entry) error {
-				_, err := tx.Exec(ctx, `UPDATE journal SET state = $1, attempts = $4, began = false, updated_at = $2 WHERE id = $3`, string(e.State), now.UnixNano(), e.ID, e.Attempts)
-				return err
-			},
+			Requeue: func(e store.Entry) error { return tables.Requeue(tablesTx{ctx, tx}, e, now.UnixNano()) },
 			Fail: func(id int64, reason string) error {
 				return finish(ctx, tx, []int64{id}, store.StateFailed, reason, now)
 			},

@@ -8,20 +8,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/tables"
 )
 
 // RecordReply implements [store.Outbox].
 func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
-	for _, id := range r.Covers {
-		if id == r.JournalID {
-			return fmt.Errorf("record reply to %d: entry %d covers itself", r.JournalID, id)
-		}
-	}
-	if r.Parts != nil && len(r.Parts) != len(r.Chunks) {
-		return fmt.Errorf("record reply to %d: %d parts for %d chunks", r.JournalID, len(r.Parts), len(r.Chunks))
-	}
-	if r.Session != nil && r.Session.Key == "" {
-		return fmt.Errorf("record reply to %d: session update: empty key", r.JournalID)
+	if err := tables.CheckReply(r); err != nil {
+		return err
 	}
 	var err error
 	for range 10 { // a new session's insert that lost a race runs again (errRaced)
@@ -105,16 +98,7 @@ func (d *DB) recordReply(ctx context.Context, r store.Reply) error {
 		if rr.Usage == nil {
 			return nil
 		}
-		u := rr.Usage
-		at := u.At
-		if at.IsZero() {
-			at = now
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
-			cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome, estimate) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-			rr.JournalID, at.UnixNano(), u.Agent, u.Instance, u.ChatID, u.Sender, u.Model, u.InputTokens, u.OutputTokens,
-			u.CacheReadTokens, u.CacheCreationTokens, u.CostUSD, int64(u.Duration), u.Outcome, u.Estimate)
-		return err
+		return tables.InsertUsage(tablesTx{ctx, tx}, rr.JournalID, rr.Usage, now.UnixNano())
 	})
 }
 
@@ -141,7 +125,7 @@ func (d *DB) MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentRes
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			if err := chunkExists(ctx, tx, s.JournalID, s.Index); err != nil {
+			if err := tables.ChunkExists(tablesTx{ctx, tx}, s.JournalID, s.Index); err != nil {
 				return err
 			}
 		}
@@ -162,24 +146,12 @@ func (d *DB) MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentRes
 	return res, nil
 }
 
-func chunkExists(ctx context.Context, q querier, journalID int64, index int) error {
-	var x int
-	err := q.QueryRow(ctx, `SELECT 1 FROM reply_chunks WHERE journal_id = $1 AND idx = $2`, journalID, index).Scan(&x)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("chunk %d: %w", index, store.ErrNotFound)
-	}
-	return err
-}
-
 // PendingReply implements [store.Outbox].
 func (d *DB) PendingReply(ctx context.Context, journalID int64) (store.PendingReply, error) {
 	var p store.PendingReply
 	// One repeatable-read transaction: entry, reply and chunks agree.
 	err := pgx.BeginTxFunc(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		e, err := scanEntry(tx.QueryRow(ctx, qEntry, journalID))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return store.ErrNotFound
-		}
+		e, err := journal.Entry(tablesTx{ctx, tx}, journalID)
 		if err != nil {
 			return err
 		}
@@ -192,111 +164,10 @@ func (d *DB) PendingReply(ctx context.Context, journalID int64) (store.PendingRe
 	return p, nil
 }
 
-// loadReply reads the reply and chunks of e.
-func loadReply(ctx context.Context, q querier, e store.Entry) (store.PendingReply, error) {
-	p := store.PendingReply{Entry: e}
-	var produced int64
-	err := q.QueryRow(ctx, `SELECT instance, chat_id, thread_id, text, produced_at, format, reply_to, draft_id FROM replies WHERE journal_id = $1`, e.ID).
-		Scan(&p.Reply.Instance, &p.Reply.ChatID, &p.Reply.ThreadID, &p.Reply.Text, &produced, &p.Reply.Format, &p.Reply.ReplyTo, &p.Reply.DraftID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.PendingReply{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.PendingReply{}, err
-	}
-	p.Reply.JournalID, p.Reply.ProducedAt = e.ID, store.FromUnixNano(produced)
-	rs, err := q.Query(ctx, `SELECT idx, text, format, attach, sent_at, platform_ids, attempted_at, uncertain FROM reply_chunks WHERE journal_id = $1 ORDER BY idx`, e.ID)
-	if err != nil {
-		return store.PendingReply{}, err
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var c store.Chunk
-		var sent, attempted int64
-		var ids string
-		if err := rs.Scan(&c.Index, &c.Text, &c.Part.Format, &c.Part.Attach, &sent, &ids, &attempted, &c.Uncertain); err != nil {
-			return store.PendingReply{}, err
-		}
-		if len(c.Part.Attach) == 0 {
-			c.Part.Attach = nil
-		}
-		c.SentAt, c.AttemptedAt = store.FromUnixNano(sent), store.FromUnixNano(attempted)
-		if c.PlatformIDs, err = store.DecodeIDs(ids); err != nil {
-			return store.PendingReply{}, fmt.Errorf("chunk %d platform ids: %w", c.Index, err)
-		}
-		p.Reply.Chunks = append(p.Reply.Chunks, c.Text)
-		p.Chunks = append(p.Chunks, c)
-	}
-	if err := rs.Err(); err != nil {
-		return store.PendingReply{}, err
-	}
-	p.Reply.Parts = store.PartsOf(p.Chunks)
-	return p, nil
-}
+// qChunks are a reply's chunks, as tables.LoadReply reads them.
+const qChunks = `SELECT idx, text, format, attach, sent_at, platform_ids, attempted_at, uncertain FROM reply_chunks WHERE journal_id = ? ORDER BY idx`
 
-// MarkAttempt implements [store.Outbox].
-func (d *DB) MarkAttempt(ctx context.Context, journalID int64, index int) error {
-	tag, err := d.exec(ctx, `UPDATE reply_chunks SET attempted_at = $1 WHERE journal_id = $2 AND idx = $3 AND attempted_at = 0 AND sent_at = 0`,
-		d.now().UnixNano(), journalID, index)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = chunkExists(context.WithoutCancel(ctx), d.pool, journalID, index)
-	}
-	if err != nil {
-		return fmt.Errorf("mark chunk %d of %d attempted: %w", index, journalID, err)
-	}
-	return nil
-}
-
-// RecordLive implements [store.Outbox].
-func (d *DB) RecordLive(ctx context.Context, l store.Live) error {
-	ids := store.EncodeIDs(l.PlatformIDs)
-	err := d.write(ctx, func(tx pgx.Tx) error {
-		// FOR SHARE: a RecordReply of the entry waits until this commits.
-		var s string
-		err := tx.QueryRow(ctx, `SELECT state FROM journal WHERE id = $1 FOR SHARE`, l.JournalID).Scan(&s)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("journal entry %d: %w", l.JournalID, store.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		if st := store.State(s); st.Rank() > store.StateProcessing.Rank() {
-			return fmt.Errorf("%w: live output of a %s entry", store.ErrBadTransition, st)
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO live_output(journal_id, seq, kind, text, platform_ids) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (journal_id, seq) DO UPDATE SET kind = excluded.kind, text = excluded.text,
-			platform_ids = CASE WHEN excluded.platform_ids = '' THEN live_output.platform_ids ELSE excluded.platform_ids END`,
-			l.JournalID, l.Seq, string(l.Kind), l.Text, ids)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("record live output %d of %d: %w", l.Seq, l.JournalID, err)
-	}
-	return nil
-}
-
-// LiveOutput implements [store.Outbox].
-func (d *DB) LiveOutput(ctx context.Context, journalID int64) ([]store.Live, error) {
-	rows, err := d.pool.Query(ctx, `SELECT seq, kind, text, platform_ids FROM live_output WHERE journal_id = $1 ORDER BY seq`, journalID)
-	if err != nil {
-		return nil, fmt.Errorf("live output of %d: %w", journalID, d.closed(err))
-	}
-	defer rows.Close()
-	var out []store.Live
-	for rows.Next() {
-		l := store.Live{JournalID: journalID}
-		var kind, ids string
-		if err := rows.Scan(&l.Seq, &kind, &l.Text, &ids); err != nil {
-			return nil, fmt.Errorf("live output of %d: %w", journalID, err)
-		}
-		l.Kind = store.LiveKind(kind)
-		if l.PlatformIDs, err = store.DecodeIDs(ids); err != nil {
-			return nil, fmt.Errorf("live output of %d: %w", journalID, err)
-		}
-		out = append(out, l)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("live output of %d: %w", journalID, err)
-	}
-	return out, nil
+// loadReply reads the reply and chunks of e inside tx.
+func loadReply(ctx context.Context, tx pgx.Tx, e store.Entry) (store.PendingReply, error) {
+	return tables.LoadReply(tablesTx{ctx, tx}, e, qChunks)
 }

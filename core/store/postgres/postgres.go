@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/tables"
 )
 
 // Defaults of [Options] that are this engine's own.
@@ -51,6 +52,10 @@ type Options struct {
 // DB is the PostgreSQL implementation of [store.Store]. Create it with
 // [Open].
 type DB struct {
+	// shared are the methods written once on the row layer
+	// (core/store/tables); this file's and its siblings' are the rest.
+	shared
+
 	opts Options
 	now  func() time.Time
 	log  hclog.Logger
@@ -99,6 +104,8 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", Redact(url), err)
 	}
 	d := &DB{opts: opts, now: opts.Now, log: opts.Logger.Named("store"), pool: pool}
+	d.shared = tables.NewStore(tables.Engine{Read: d.tablesRead, Write: d.tablesWrite, Start: d.start, Now: opts.Now, Host: opts.Host,
+		MaxPendingPairings: opts.MaxPendingPairings, Journal: journal, Sessions: sessions, ShareLock: " FOR SHARE"})
 	if err := d.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", Redact(url), err)

@@ -13,6 +13,33 @@ import (
 	"github.com/clawhost/clawhost/core/store/tables"
 )
 
+// shared is the row layer's methods, embedded in DB under this name.
+type shared = tables.Store
+
+// pairingLock serializes the pairing writes of every host (they are rare:
+// counting an instance's codes and the wrong guesses needs a stable view).
+const pairingLock = 0x70616972 // "pair"
+
+// tablesRead is the row layer's reader for one call: the pool.
+func (d *DB) tablesRead(ctx context.Context, _ bool) tables.Reader { return d.reader(ctx) }
+
+// tablesWrite runs a write of the row layer: one statement without a
+// transaction (Single), or a transaction, serialized ones behind
+// pairingLock.
+func (d *DB) tablesWrite(ctx context.Context, w tables.Write, fn func(tables.Tx) error) error {
+	if w.Single {
+		return d.single(ctx, fn)
+	}
+	return d.write(ctx, func(tx pgx.Tx) error {
+		if w.Serialized {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pairingLock); err != nil {
+				return err
+			}
+		}
+		return fn(tablesTx{ctx, tx})
+	})
+}
+
 // tablesTx is a pgx transaction as the shared row layer (core/store/tables)
 // sees it.
 type tablesTx struct {
@@ -102,4 +129,37 @@ func numbered(query string) string {
 		numberedQueries.Store(query, q)
 	}
 	return q
+}
+
+// tablesSingle is the pool as a row-layer Tx whose every statement is a
+// transaction of its own: the writes that are one statement (and a read
+// to explain a refusal) need no BEGIN and COMMIT round trips. Its context
+// is a write's (see begin).
+type tablesSingle struct {
+	ctx context.Context
+	d   *DB
+}
+
+func (x tablesSingle) Exec(query string, args ...any) (int64, error) {
+	tag, err := x.d.pool.Exec(x.ctx, numbered(query), args...)
+	return tag.RowsAffected(), x.d.closed(err)
+}
+
+func (x tablesSingle) Scan(query string, args []any, dest ...any) error {
+	return tablesReader(x).Scan(query, args, dest...)
+}
+
+func (x tablesSingle) Query(query string, args ...any) (tables.Rows, error) {
+	return tablesReader(x).Query(query, args...)
+}
+
+// single runs fn with the pool as a tables.Tx of one-statement
+// transactions, under a write's context (begin).
+func (d *DB) single(ctx context.Context, fn func(tables.Tx) error) error {
+	wctx, cancel, err := d.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	return fn(tablesSingle{ctx: wctx, d: d})
 }

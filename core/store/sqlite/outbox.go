@@ -3,11 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/tables"
 )
 
 // RecordReply implements [store.Outbox].
@@ -16,8 +16,8 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 	if r.AttemptFirst && len(r.Chunks) > 0 {
 		write = d.w.durable // chunk 0's send follows
 	}
-	if r.Parts != nil && len(r.Parts) != len(r.Chunks) {
-		return fmt.Errorf("record reply to %d: %d parts for %d chunks", r.JournalID, len(r.Parts), len(r.Chunks))
+	if err := tables.CheckReply(r); err != nil {
+		return err
 	}
 	err := write(ctx, func(t *wtx) error {
 		now := d.now()
@@ -56,11 +56,6 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 		if produced.IsZero() {
 			produced = now
 		}
-		for _, id := range r.Covers {
-			if id == r.JournalID {
-				return fmt.Errorf("entry %d covers itself", id)
-			}
-		}
 		if len(r.Covers) > 0 {
 			if err := t.finish(r.Covers, store.StateDone, "", now); err != nil {
 				return err
@@ -71,15 +66,8 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 			r.JournalID, r.Instance, r.ChatID, r.ThreadID, r.Text, produced.UnixNano(), len(r.Chunks), r.Format, r.ReplyTo, r.DraftID); err != nil {
 			return err
 		}
-		if u := r.Usage; u != nil {
-			at := u.At
-			if at.IsZero() {
-				at = now
-			}
-			if _, err := t.exec(`INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
-				cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome, estimate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				r.JournalID, at.UnixNano(), u.Agent, u.Instance, u.ChatID, u.Sender, u.Model, u.InputTokens, u.OutputTokens,
-				u.CacheReadTokens, u.CacheCreationTokens, u.CostUSD, int64(u.Duration), u.Outcome, u.Estimate); err != nil {
+		if r.Usage != nil {
+			if err := tables.InsertUsage(tablesTx{t}, r.JournalID, r.Usage, now.UnixNano()); err != nil {
 				return err
 			}
 		}
@@ -101,9 +89,6 @@ func (d *DB) RecordReply(ctx context.Context, r store.Reply) error {
 func (t *wtx) replySession(r store.Reply, now time.Time) error {
 	cost := r.ClaudeCost
 	if u := r.Session; u != nil {
-		if u.Key == "" {
-			return errors.New("session update: empty key")
-		}
 		fn := u.Fn
 		if c := cost; c != nil && c.Key == u.Key {
 			cost = nil
@@ -169,12 +154,7 @@ func (d *DB) MarkSent(ctx context.Context, s store.ChunkSent) (store.MarkSentRes
 			return err
 		}
 		if n == 0 { // already sent (first record wins), or no such chunk
-			var x int
-			err := t.scan(`SELECT 1 FROM reply_chunks WHERE journal_id = ? AND idx = ?`, []any{s.JournalID, s.Index}, &x)
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("chunk %d: %w", s.Index, store.ErrNotFound)
-			}
-			if err != nil {
+			if err := tables.ChunkExists(tablesTx{t}, s.JournalID, s.Index); err != nil {
 				return err
 			}
 		}
@@ -209,19 +189,13 @@ func (d *DB) PendingReply(ctx context.Context, journalID int64) (store.PendingRe
 		return store.PendingReply{}, fmt.Errorf("reply to %d: %w", journalID, err)
 	}
 	defer tx.Rollback()
-	d.reads.Add(3) // BEGIN, the entry, ROLLBACK
-	e, err := scanEntry(tx.QueryRowContext(ctx, qEntry, journalID))
-	if errors.Is(err, sql.ErrNoRows) {
-		err = store.ErrNotFound
-	}
+	d.reads.Add(2) // BEGIN, ROLLBACK
+	r := tablesReadTx{ctx: ctx, tx: tx, d: d}
+	e, err := journal.Entry(r, journalID)
 	if err != nil {
 		return store.PendingReply{}, fmt.Errorf("reply to %d: %w", journalID, err)
 	}
-	p, err := loadReply(e, func(q string, args ...any) *sql.Row { d.reads.Add(1); return tx.QueryRowContext(ctx, q, args...) },
-		func(q string, args ...any) (*sql.Rows, error) {
-			d.reads.Add(1)
-			return tx.QueryContext(ctx, q, args...)
-		})
+	p, err := tables.LoadReply(r, e, qChunks)
 	if err != nil {
 		return store.PendingReply{}, fmt.Errorf("reply to %d: %w", journalID, err)
 	}
@@ -229,132 +203,10 @@ func (d *DB) PendingReply(ctx context.Context, journalID int64) (store.PendingRe
 }
 
 func (t *wtx) pendingReply(e store.Entry) (store.PendingReply, error) {
-	return loadReply(e,
-		func(q string, args ...any) *sql.Row {
-			s, err := t.stmt(q)
-			if err != nil {
-				return t.w.conn.QueryRowContext(context.Background(), q, args...)
-			}
-			return s.QueryRowContext(context.Background(), args...)
-		},
-		t.query)
+	return tables.LoadReply(tablesTx{t}, e, qChunks)
 }
 
-// loadReply reads the reply and chunks of e through the given query
-// functions (a read transaction or the writer's).
-func loadReply(e store.Entry, row func(string, ...any) *sql.Row, rows func(string, ...any) (*sql.Rows, error)) (store.PendingReply, error) {
-	p := store.PendingReply{Entry: e}
-	var produced int64
-	err := row(`SELECT instance, chat_id, thread_id, text, produced_at, format, reply_to, draft_id FROM replies WHERE journal_id = ?`, e.ID).
-		Scan(&p.Reply.Instance, &p.Reply.ChatID, &p.Reply.ThreadID, &p.Reply.Text, &produced, &p.Reply.Format, &p.Reply.ReplyTo, &p.Reply.DraftID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.PendingReply{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.PendingReply{}, err
-	}
-	p.Reply.JournalID, p.Reply.ProducedAt = e.ID, store.FromUnixNano(produced)
-	rs, err := rows(`SELECT c.idx, t.text, t.format, t.attach, sent_at, platform_ids, attempted_at, uncertain
-		FROM reply_chunks c LEFT JOIN chunk_texts t ON t.journal_id = c.journal_id AND t.idx = c.idx WHERE c.journal_id = ? ORDER BY c.idx`, e.ID)
-	if err != nil {
-		return store.PendingReply{}, err
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var c store.Chunk
-		var sent, attempted int64
-		var ids string
-		var text, format sql.NullString // RecordReply writes both rows, or neither
-		if err := rs.Scan(&c.Index, &text, &format, &c.Part.Attach, &sent, &ids, &attempted, &c.Uncertain); err != nil {
-			return store.PendingReply{}, err
-		}
-		if !text.Valid {
-			return store.PendingReply{}, fmt.Errorf("chunk %d has no text", c.Index)
-		}
-		c.Text, c.Part.Format = text.String, format.String
-		if len(c.Part.Attach) == 0 {
-			c.Part.Attach = nil
-		}
-		c.SentAt, c.AttemptedAt = store.FromUnixNano(sent), store.FromUnixNano(attempted)
-		if c.PlatformIDs, err = store.DecodeIDs(ids); err != nil {
-			return store.PendingReply{}, fmt.Errorf("chunk %d platform ids: %w", c.Index, err)
-		}
-		p.Reply.Chunks = append(p.Reply.Chunks, c.Text)
-		p.Chunks = append(p.Chunks, c)
-	}
-	if err := rs.Err(); err != nil {
-		return store.PendingReply{}, err
-	}
-	p.Reply.Parts = store.PartsOf(p.Chunks)
-	return p, nil
-}
-
-// MarkAttempt implements [store.Outbox].
-func (d *DB) MarkAttempt(ctx context.Context, journalID int64, index int) error {
-	err := d.w.durable(ctx, func(t *wtx) error {
-		n, err := t.execN(`UPDATE reply_chunks SET attempted_at = ? WHERE journal_id = ? AND idx = ? AND attempted_at = 0 AND sent_at = 0`,
-			d.now().UnixNano(), journalID, index)
-		if err != nil || n == 1 {
-			return err
-		}
-		var x int
-		err = t.scan(`SELECT 1 FROM reply_chunks WHERE journal_id = ? AND idx = ?`, []any{journalID, index}, &x)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("chunk %d: %w", index, store.ErrNotFound)
-		}
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("mark chunk %d of %d attempted: %w", index, journalID, err)
-	}
-	return nil
-}
-
-// RecordLive implements [store.Outbox].
-func (d *DB) RecordLive(ctx context.Context, l store.Live) error {
-	err := d.w.durable(ctx, func(t *wtx) error {
-		st, err := t.state(l.JournalID)
-		if err != nil {
-			return err
-		}
-		if st.Rank() > store.StateProcessing.Rank() {
-			return fmt.Errorf("%w: live output of a %s entry", store.ErrBadTransition, st)
-		}
-		ids := store.EncodeIDs(l.PlatformIDs)
-		_, err = t.exec(`INSERT INTO live_output(journal_id, seq, kind, text, platform_ids) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT(journal_id, seq) DO UPDATE SET kind = excluded.kind, text = excluded.text,
-			platform_ids = CASE WHEN excluded.platform_ids = '' THEN live_output.platform_ids ELSE excluded.platform_ids END`,
-			l.JournalID, l.Seq, string(l.Kind), l.Text, ids)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("record live output %d of %d: %w", l.Seq, l.JournalID, err)
-	}
-	return nil
-}
-
-// LiveOutput implements [store.Outbox].
-func (d *DB) LiveOutput(ctx context.Context, journalID int64) ([]store.Live, error) {
-	rows, err := d.query(ctx, `SELECT seq, kind, text, platform_ids FROM live_output WHERE journal_id = ? ORDER BY seq`, journalID)
-	if err != nil {
-		return nil, fmt.Errorf("live output of %d: %w", journalID, err)
-	}
-	defer rows.Close()
-	var out []store.Live
-	for rows.Next() {
-		l := store.Live{JournalID: journalID}
-		var kind, ids string
-		if err := rows.Scan(&l.Seq, &kind, &l.Text, &ids); err != nil {
-			return nil, fmt.Errorf("live output of %d: %w", journalID, err)
-		}
-		l.Kind = store.LiveKind(kind)
-		if l.PlatformIDs, err = store.DecodeIDs(ids); err != nil {
-			return nil, fmt.Errorf("live output of %d: %w", journalID, err)
-		}
-		out = append(out, l)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("live output of %d: %w", journalID, err)
-	}
-	return out, nil
-}
+// qChunks are a reply's chunks, as tables.LoadReply reads them: the text
+// is beside the row its send marks change (migration 7).
+const qChunks = `SELECT c.idx, t.text, t.format, t.attach, sent_at, platform_ids, attempted_at, uncertain
+	FROM reply_chunks c LEFT JOIN chunk_texts t ON t.journal_id = c.journal_id AND t.idx = c.idx WHERE c.journal_id = ? ORDER BY c.idx`

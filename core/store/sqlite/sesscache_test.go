@@ -65,8 +65,7 @@ func TestRolledBackSessionIsNotCached(t *testing.T) {
 	err = db.w.do(ctx, func(tx *wtx) error {
 		s, _ := tx.session("k")
 		s.Turns = 99
-		if _, err := tx.exec(qSessionSet, s.SessionID, s.ClaudeSessionID, int64(0), int64(0), s.Turns,
-			int64(0), int64(0), int64(0), int64(0), 0.0, "", []byte(nil), "", "", "", false, false, int64(0), 0.0, "", "k"); err != nil {
+		if _, err := sessions.Write(tablesTx{tx}, s, true); err != nil {
 			return err
 		}
 		tx.wroteSession(s)

@@ -18,6 +18,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/tables"
 )
 
 // File names inside the data directory.
@@ -82,6 +83,10 @@ type Options struct {
 
 // DB is the SQLite implementation of [store.Store]. Create it with [Open].
 type DB struct {
+	// shared are the methods written once on the row layer
+	// (core/store/tables); this file's and its siblings' are the rest.
+	shared
+
 	opts Options
 	now  func() time.Time
 	log  hclog.Logger
@@ -164,6 +169,8 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	d := &DB{opts: opts, now: opts.Now, log: log, dir: dir, lock: lock, rstmts: map[string]*sql.Stmt{}, sessions: newSessionCache()}
+	d.shared = tables.NewStore(tables.Engine{Read: d.tablesRead, Write: d.tablesWrite, Start: d.start, Now: opts.Now, Host: opts.Host,
+		MaxPendingPairings: opts.MaxPendingPairings, Journal: journal, Sessions: sessions})
 	if err := d.open(ctx); err != nil {
 		d.release()
 		return nil, fmt.Errorf("open store %s: %w", dir, err)

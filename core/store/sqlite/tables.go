@@ -8,6 +8,28 @@ import (
 	"github.com/clawhost/clawhost/core/store/tables"
 )
 
+// shared is the row layer's methods, embedded in DB under this name.
+type shared = tables.Store
+
+// tablesRead is the row layer's reader for one call: the prepared
+// statements of the read pool, or (adhoc) the pool unprepared.
+func (d *DB) tablesRead(ctx context.Context, adhoc bool) tables.Reader {
+	if adhoc {
+		return d.adhoc(ctx)
+	}
+	return d.reader(ctx)
+}
+
+// tablesWrite runs a write of the row layer in the writer's batch:
+// durable ones wait for the sync.
+func (d *DB) tablesWrite(ctx context.Context, w tables.Write, fn func(tables.Tx) error) error {
+	run := d.w.do
+	if w.Durable {
+		run = d.w.durable
+	}
+	return run(ctx, func(t *wtx) error { return fn(tablesTx{t}) })
+}
+
 // tablesTx is the writer's batch transaction as the shared row layer
 // (core/store/tables) sees it.
 type tablesTx struct{ t *wtx }
@@ -69,6 +91,28 @@ func (x tablesAdhoc) Scan(query string, args []any, dest ...any) error {
 
 func (x tablesAdhoc) Query(query string, args ...any) (tables.Rows, error) {
 	rows, err := x.d.rdb.QueryContext(x.ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+// tablesReadTx is a read transaction of the read pool as the row layer
+// sees it; each query counts toward Statements.
+type tablesReadTx struct {
+	ctx context.Context
+	tx  *sql.Tx
+	d   *DB
+}
+
+func (x tablesReadTx) Scan(query string, args []any, dest ...any) error {
+	x.d.reads.Add(1)
+	return noRows(x.tx.QueryRowContext(x.ctx, query, args...).Scan(dest...))
+}
+
+func (x tablesReadTx) Query(query string, args ...any) (tables.Rows, error) {
+	x.d.reads.Add(1)
+	rows, err := x.tx.QueryContext(x.ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -500,17 +500,3 @@ func (t *wtx) pruneDedupe() error {
 	t.dedupeDelta = n - t.w.dedupeN
 	return nil
 }
-
-// row runs a query that returns at most one row, on the writer's
-// connection; its Scan reports a failed prepare too.
-func (t *wtx) row(query string, args ...any) scanner {
-	s, err := t.stmt(query)
-	if err != nil {
-		return errScanner{err}
-	}
-	return s.QueryRowContext(context.Background(), args...)
-}
-
-type errScanner struct{ err error }
-
-func (e errScanner) Scan(...any) error { return e.err }
