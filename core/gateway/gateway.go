@@ -27,20 +27,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/claudecmds"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/admission"
 	"github.com/clawhost/clawhost/core/agentend"
 	"github.com/clawhost/clawhost/core/agents"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/budget"
+	"github.com/clawhost/clawhost/core/claudecmds"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/debounce"
 	"github.com/clawhost/clawhost/core/delivery"
@@ -88,66 +86,6 @@ type Observer interface {
 	queue.Observer
 	delivery.Observer
 	turn.Observer
-}
-
-// Settings are the pipeline's configurable behaviour; SetSettings replaces
-// them on reload. The composer (core) maps the HCL blocks onto them.
-type Settings struct {
-	Access access.Policy
-	// Sources maps each enabled instance to its plugin source ("telegram"),
-	// the envelope's channel label.
-	Sources map[string]string
-	// DMScope decides which direct messages share a session.
-	DMScope sessionkey.DMScope
-	// IdentityLinks make one person's direct chats on several instances
-	// one session (session.identity_links; with dm_scope "per-peer").
-	IdentityLinks map[string][]string
-	// Agents decide which agent serves a chat (the agents' chats
-	// bindings); nil: the default agent serves every chat. Switchable are
-	// the agents every chat may switch to with /agent besides the one it
-	// is bound to (agent.switchable), in file order.
-	Agents     AgentRouter
-	Switchable []string
-	// MenuChats are the chats bound to agents (agent.chats, topics and
-	// threads left out; ChatID "" for "<instance>:*"): each is offered
-	// its agent's command menu where that is not the default menu
-	// (menuChats).
-	MenuChats []MenuChat
-	Debounce  debounce.Settings
-	// Received are the message_received hooks, in config order, and
-	// their timeout.
-	Received received.Settings
-	// Sending are the message_sending hooks, in config order, and their
-	// timeout.
-	Sending sending.Settings
-	// AgentEnd are the agent_end hooks, in config order, and their
-	// timeout.
-	AgentEnd agentend.Settings
-	Queue    queue.Policy
-	Turn     turn.Settings
-	Delivery delivery.Settings
-	// Approval is how tool-use questions are asked (agent.approval_timeout,
-	// agent.approvers); Turn.Approvals, or "ask" in Turn.PermissionModes
-	// and a chat's /mode ask, turns them on.
-	Approval approval.Config
-	// SeenReaction is the reaction a message gets when it arrives while its
-	// chat's turn runs (messages.seen_reaction; "" none); QueuedNotice
-	// tells it in text where there is no reaction (messages.queued_notice).
-	SeenReaction string
-	QueuedNotice bool
-	// Rate is each sender's flood limit (access.rate); Budgets the
-	// budgets turns are held to (budget {}, agents' budget blocks).
-	Rate    Rate
-	Budgets budget.Rules
-	// AuditKeep is how long the audit trail keeps its rows (audit.keep);
-	// 0: for ever.
-	AuditKeep time.Duration
-	// TranscriptDirs are claude's config directories, where /export looks
-	// for a session's transcript (projects/*/<id>.jsonl).
-	TranscriptDirs []string
-	// OwnerClaudeDirs are, by agent id, where the owner's own claude keeps
-	// its sessions (agent.owner_claude_dir): /continue, /desktop.
-	OwnerClaudeDirs map[string]string
 }
 
 // Options configure a Gateway.
@@ -372,29 +310,6 @@ func (n notices) seen(key string, items []queue.Item, ahead int) {
 	g.background(func() { g.delivery.Notify(key, tgt, text) })
 }
 
-// SetSettings replaces the pipeline settings (on reload). Sessions, queues
-// and running turns are untouched; pending debounce windows are flushed.
-func (g *Gateway) SetSettings(s Settings) {
-	g.queue.SetPolicy(s.Queue)
-	g.turns.SetSettings(turnSettings(s))
-	g.prices.SetConfigured(pricesOf(s.Budgets))
-	g.delivery.SetSettings(s.Delivery)
-	g.approvals.SetConfig(approvalConfig(s))
-	g.admission.Forget(g.ctx, s.Access)
-	g.mu.Lock()
-	menusChanged := !slices.Equal(g.set.MenuChats, s.MenuChats)
-	g.set = s
-	old := g.debouncers
-	g.debouncers = map[time.Duration]*debounce.Debouncer[arrival]{}
-	g.mu.Unlock()
-	for _, d := range old {
-		d.Close()
-	}
-	if menusChanged && g.handler != nil {
-		g.background(func() { g.handler.PublishMenus(g.ctx) })
-	}
-}
-
 // AttachFile queues a file the agent's send_file tool sends to chat tgt
 // with the reply of the turn running there (turn.Turns.AttachFile).
 func (g *Gateway) AttachFile(tgt message.Target, path, caption string) (string, error) {
@@ -405,24 +320,6 @@ func (g *Gateway) AttachFile(tgt message.Target, path, caption string) (string, 
 // the turn running in chat tgt answers (turn.Turns.ReactTo).
 func (g *Gateway) ReactTo(tgt message.Target, emoji string) error {
 	return g.turns.ReactTo(tgt, emoji)
-}
-
-// turnSettings are the turn stage's settings with what they take from
-// the other stages': the access policy's mention rule and the delivery's
-// default file limit (for a channel that declares none), which the
-// messaging section tells claude.
-func turnSettings(s Settings) turn.Settings {
-	t := s.Turn
-	pol := s.Access
-	t.RequireMention = pol.RequiresMention
-	t.MaxFileBytes = cmp.Or(s.Delivery.MaxMediaBytes, delivery.DefaultMaxMediaBytes)
-	return t
-}
-
-func (g *Gateway) settings() Settings {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.set
 }
 
 // Inbound is the pluginhost.InboundFunc. Each message is normalized and
@@ -521,11 +418,6 @@ type arrival struct {
 	queue.Item
 }
 
-// agentTurn are the turn settings of the session key's agent.
-func (s Settings) agentTurn(key sessionkey.Key) turn.Settings {
-	return s.Turn.ForAgent(key.Agent)
-}
-
 // keyOf reads the session key of a lane's batch: the queue (and the
 // journal it recovers from) holds its string form, made by Key.String, so
 // a key that does not parse is a defect, logged; its agent is then the
@@ -545,14 +437,6 @@ func keyOf(log hclog.Logger, s string) sessionkey.Key {
 func SessionAgent(key string) (agent string, ok bool) {
 	k, err := sessionkey.Parse(key)
 	return k.Agent, err == nil
-}
-
-// AgentRouter resolves the agent that serves a chat (config.Bindings).
-type AgentRouter = agents.Bindings
-
-// routing are the agent routing's settings.
-func (s Settings) routing() agents.Settings {
-	return agents.Settings{DMScope: s.DMScope, IdentityLinks: s.IdentityLinks, Bindings: s.Agents, Switchable: s.Switchable}
 }
 
 // boundKey is the stored form of the session key of m under set, scoped
@@ -601,11 +485,6 @@ func (nopObserver) Usage(string, string, float64, [4]int64) {}
 func (nopObserver) RunnerError(string)                      {}
 func (nopObserver) SetQueueDepth(int)                       {}
 func (nopObserver) SetActiveRuns(int)                       {}
-
-// admission are the admission stage's settings.
-func (s Settings) admission() admission.Settings {
-	return admission.Settings{Access: s.Access, Rate: s.Rate, Received: s.Received}
-}
 
 // NoteReplyHeld tells a chat that its answer is ready but held: a
 // message_sending hook with on_error = "hold" does not answer.
