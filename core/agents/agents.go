@@ -72,7 +72,7 @@ type Options struct {
 	Now  func() time.Time
 	// Settings are the routing in force (they change on reload).
 	Settings func() Settings
-	// Workspace is where agent works (turn.Settings.ForAgent).
+	// Workspace is where agent works (turn.Turns.Profile).
 	Workspace func(agent string) Workspace
 	// Running reports whether a turn of session key runs; Stop ends its
 	// warm claude process.

@@ -240,7 +240,7 @@ func New(opts Options) *Gateway {
 	g.turns = turn.New(turn.Options{ClaudeCommands: g.claude,
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery, g}, Store: opts.Store,
 		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools, ToolRun: opts.ToolRun,
-		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
+		Approvals: asker{g}, Meta: g.meta, Waiting: func(key sessionkey.Key) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
 		Prices: g.prices, SendingHooked: sendingHooked(opts.Ports, func() []string { return g.settings().Sending.Hooks }),
 	})
 	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
@@ -250,7 +250,7 @@ func New(opts Options) *Gateway {
 	g.sending.ReportSteps(func(key, line string) { g.work.set(key, "sending", line) })
 	g.sending.ReportHeld(func(r sending.Reply, _ string) {
 		tgt := message.Target{Instance: r.Conversation.Instance, ChatID: r.Conversation.ChatID, ThreadID: r.Conversation.ThreadID}
-		g.background(func() { g.delivery.Notify(r.Conversation.SessionKey, tgt, NoteReplyHeld) })
+		g.background(func() { g.delivery.Notify(r.Key, tgt, NoteReplyHeld) })
 	})
 	g.ends = agentend.New(ctx, opts.Ports, opts.Clock, log, opts.AgentEndSpool)
 	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
@@ -262,7 +262,7 @@ func New(opts Options) *Gateway {
 		// several hosts, each looks at its own when its pause ends).
 		for _, k := range keys {
 			if g.place.runsHere(k) {
-				g.queue.Kick(k)
+				g.queue.Kick(storedKey(log, k))
 			}
 		}
 	}})
@@ -282,7 +282,7 @@ func (p pauseCommands) Resume(ctx context.Context) bool   { return p.g.pause.Res
 // runs that they were taken: the seen reaction on the last one where the
 // channel has reactions, else, when messages.queued_notice is on, a short
 // notice. ahead < 0: they were steered into the running turn.
-func (n notices) seen(key string, items []queue.Item, ahead int) {
+func (n notices) seen(key sessionkey.Key, items []queue.Item, ahead int) {
 	g := n.g
 	set := g.settings()
 	m := &items[len(items)-1].Message
@@ -416,33 +416,6 @@ func (g *Gateway) Scheduled(ctx context.Context, r ScheduledRun) error {
 type arrival struct {
 	key sessionkey.Key
 	queue.Item
-}
-
-// keyOf reads the session key of a lane's batch: the queue (and the
-// journal it recovers from) holds its string form, made by Key.String, so
-// a key that does not parse is a defect, logged; its agent is then the
-// default's.
-func keyOf(log hclog.Logger, s string) sessionkey.Key {
-	k, err := sessionkey.Parse(s)
-	if err != nil {
-		log.Error("a session key without its agent", "session", s, "error", err)
-		return sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: s}
-	}
-	return k
-}
-
-// SessionAgent is the agent of the session stored under key, for readers
-// of the store outside the pipeline (`clawhost sessions`); ok false when
-// key is no session's.
-func SessionAgent(key string) (agent string, ok bool) {
-	k, err := sessionkey.Parse(key)
-	return k.Agent, err == nil
-}
-
-// boundKey is the stored form of the session key of m under set, scoped
-// to the agent its chat is bound to (agents.BoundKey).
-func boundKey(set Settings, m *message.Message) string {
-	return agents.BoundKey(set.routing(), m).String()
 }
 
 // Close stops accepting messages, flushes debounce windows, and waits for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/clawhost/clawhost/core/agents"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/sessionkey"
@@ -73,7 +74,7 @@ func (g *Gateway) take(rec store.Recovery, taken bool) {
 	for _, p := range rec.Deliver {
 		g.background(func() {
 			m, _ := message.Decode(p.Entry.Message)
-			g.delivery.DeliverPending(boundKey(g.settings(), &m), p, m.Target())
+			g.delivery.DeliverPending(agents.BoundKey(g.settings().routing(), &m), p, m.Target())
 		})
 	}
 	g.tellStale(rec.Stale)
@@ -87,7 +88,7 @@ func (g *Gateway) take(rec store.Recovery, taken bool) {
 				if err != nil {
 					g.log.Warn("reading the interrupted turn's output failed", "id", e.ID, "error", err)
 				}
-				g.delivery.Interrupted(boundKey(g.settings(), &m), m.Target(), live, noticeInterrupted)
+				g.delivery.Interrupted(agents.BoundKey(g.settings().routing(), &m), m.Target(), live, noticeInterrupted)
 			})
 		}
 	}
@@ -117,7 +118,7 @@ func (g *Gateway) tellStale(stale []store.PendingReply) {
 			continue
 		}
 		told[tgt] = true
-		g.background(func() { g.delivery.Notify(boundKey(g.settings(), &m), tgt, noticeStale) })
+		g.background(func() { g.delivery.Notify(agents.BoundKey(g.settings().routing(), &m), tgt, noticeStale) })
 	}
 }
 
@@ -185,9 +186,10 @@ func (g *Gateway) resume(entries []store.Entry, taken bool) {
 	}
 	for _, k := range kick {
 		ids := queued[k]
+		sk := storedKey(g.log, k)
 		start := func() {
 			g.queue.Recovered(len(ids))
-			g.queue.Kick(k)
+			g.queue.Kick(sk)
 		}
 		g.place.forget(k)
 		if g.place.here(k, ids, start, own) {

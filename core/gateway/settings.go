@@ -121,11 +121,6 @@ func (g *Gateway) settings() Settings {
 	return g.set
 }
 
-// agentTurn are the turn settings of the session key's agent.
-func (s Settings) agentTurn(key sessionkey.Key) turn.Settings {
-	return s.Turn.ForAgent(key.Agent)
-}
-
 // AgentRouter resolves the agent that serves a chat (config.Bindings).
 type AgentRouter = agents.Bindings
 

@@ -26,7 +26,8 @@ import (
 // Switch makes the chat's n-th earlier session (1 = the newest) current;
 // the current one becomes an earlier one. The warm process is stopped, so
 // the next turn resumes the chosen session with --resume.
-func (t *Turns) Switch(ctx context.Context, key string, n int) (session.PastSession, error) {
+func (t *Turns) Switch(ctx context.Context, skey sessionkey.Key, n int) (session.PastSession, error) {
+	key := skey.String()
 	var chosen session.PastSession
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		if err := t.meta().Edit(key, s, func(m *session.Meta) error {
@@ -251,7 +252,8 @@ func staleEvent(reason string, pol sessionreset.Policy) string {
 // Reset starts a new session under key: the claude process is stopped and
 // the next turn starts a new claude session; the chat's group history is
 // cleared. Queued messages stay (aborting a running turn is the queue's).
-func (t *Turns) Reset(ctx context.Context, key string, m *message.Message, reason string) {
+func (t *Turns) Reset(ctx context.Context, skey sessionkey.Key, m *message.Message, reason string) {
+	key := skey.String()
 	t.opts.Agent.Stop(key)
 	if _, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		*s = store.Session{Key: key, Verbose: s.Verbose, Chat: t.pushPast(s.Chat, *s), LastTarget: s.LastTarget}
@@ -436,7 +438,7 @@ func (t *Turns) memoryFlush(ctx context.Context, set Settings, skey sessionkey.K
 		return
 	}
 	if p, skip := reply.Normalize(reply.Payload{Text: res.Text}, reply.Options{}); skip == reply.Deliver && strings.TrimSpace(p.Text) != "" {
-		t.opts.Output.Send(key, tgt, p.Text, channel.FormatPlain)
+		t.opts.Output.Send(skey, tgt, p.Text, channel.FormatPlain)
 	}
 }
 
