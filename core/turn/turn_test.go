@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -656,5 +657,23 @@ func TestRunTakesTheResolvedProfile(t *testing.T) {
 	}
 	if def := f.turns.Profile(""); def.MemoryFlush != nil {
 		t.Errorf("the default agent's profile has a memory flush of its own: %+v", def.MemoryFlush)
+	}
+}
+
+// The reply carries the chat's type from the message it answers, for the
+// hooks that see its conversation: never read back out of the session
+// key, which need not name it (a group sharing the main session's key).
+func TestReplyCarriesTheChatType(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	for _, ct := range []channel.ChatType{channel.ChatGroup, channel.ChatDirect} {
+		f.n++
+		m := message.Message{Instance: "tg", Channel: "telegram", ChatType: ct, ChatID: "5", MessageID: fmt.Sprintf("ct%d", f.n),
+			Sender: channel.Sender{ID: "5", Name: "Ann"}, Body: "hi", Timestamp: f.now, From: "tg:5"}
+		f.turns.Run(context.Background(), f.requestOf(m))
+		r := f.out.replies
+		if len(r) == 0 || r[len(r)-1].ChatType != ct {
+			t.Fatalf("replies %+v: want the last of chat type %q", r, ct)
+		}
 	}
 }
