@@ -102,6 +102,9 @@ var (
 	ErrTurnRunning = errors.New("a reply is running in the worktree")
 	// ErrNoWorktree: /worktree in a chat whose agent has no worktrees.
 	ErrNoWorktree = errors.New("this chat's agent works without worktrees")
+	// ErrDirty: /worktree reset of a worktree with changes not committed
+	// (worktree.ErrDirty).
+	ErrDirty = worktree.ErrDirty
 )
 
 // bound is the agent that m's chat is bound to.

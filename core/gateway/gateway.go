@@ -34,7 +34,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/admission"
-	"github.com/clawhost/clawhost/core/agentend"
 	"github.com/clawhost/clawhost/core/agents"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/budget"
@@ -48,7 +47,7 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/received"
-	"github.com/clawhost/clawhost/core/sending"
+	"github.com/clawhost/clawhost/core/replyroute"
 	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
@@ -72,8 +71,7 @@ type Ports interface {
 	turn.Channels
 	turn.Hooks
 	received.Hooks
-	sending.Hooks
-	agentend.Hooks
+	replyroute.Hooks
 	turn.Labels
 	command.Plugins
 }
@@ -177,13 +175,11 @@ type Gateway struct {
 	// received is the message_received stage, between access and the
 	// queue.
 	received *received.Stage
-	// sending is the message_sending stage, between a turn's reply and
-	// the outbox.
-	sending *sending.Stage
+	// replies is the reply's route out of a turn: the message_sending
+	// hooks, the outbox, the agent_end hooks.
+	replies *replyroute.Stage
 	// work is what the lifecycle hooks last did per session (/status).
 	work hookWork
-	// ends delivers the agent_end events in the background.
-	ends *agentend.Notifier
 	// pause holds the turns while claude's usage limit is reached.
 	pause     *usagelimit.Pause
 	delivery  *delivery.Dispatcher
@@ -241,18 +237,13 @@ func New(opts Options) *Gateway {
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery, g}, Store: opts.Store,
 		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools, ToolRun: opts.ToolRun,
 		Approvals: asker{g}, Meta: g.meta, Waiting: func(key sessionkey.Key) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
-		Prices: g.prices, SendingHooked: sendingHooked(opts.Ports, func() []string { return g.settings().Sending.Hooks }),
+		Prices: g.prices, SendingHooked: func() bool { return g.replies.Hooked(g.settings().Replies.Sending.Hooks) },
 	})
 	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
 	g.admission = newAdmission(g)
 	g.agents = newAgents(g)
-	g.sending = sending.New(opts.Ports, g.turns, opts.Clock, log)
-	g.sending.ReportSteps(func(key, line string) { g.work.set(key, "sending", line) })
-	g.sending.ReportHeld(func(r sending.Reply, _ string) {
-		tgt := message.Target{Instance: r.Conversation.Instance, ChatID: r.Conversation.ChatID, ThreadID: r.Conversation.ThreadID}
-		g.background(func() { g.delivery.Notify(r.Key, tgt, NoteReplyHeld) })
-	})
-	g.ends = agentend.New(ctx, opts.Ports, opts.Clock, log, opts.AgentEndSpool)
+	g.replies = replyroute.New(replyroute.Options{Ctx: ctx, Logger: log, Clock: opts.Clock, Hooks: opts.Ports, Files: g.turns, Outbox: g.delivery,
+		Spool: opts.AgentEndSpool, Background: g.background, OnSteps: func(key, line string) { g.work.set(key, "sending", line) }})
 	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
 		set := g.settings()
 		return set.Budgets, set.Turn.Location
@@ -438,7 +429,7 @@ func (g *Gateway) Close(ctx context.Context) {
 	g.delivery.Drain()
 	g.queue.Close(ctx)
 	done := make(chan struct{})
-	go func() { g.wg.Wait(); g.arrivals.Wait(); g.ends.Wait(); close(done) }()
+	go func() { g.wg.Wait(); g.arrivals.Wait(); g.replies.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -458,21 +449,3 @@ func (nopObserver) Usage(string, string, float64, [4]int64) {}
 func (nopObserver) RunnerError(string)                      {}
 func (nopObserver) SetQueueDepth(int)                       {}
 func (nopObserver) SetActiveRuns(int)                       {}
-
-// NoteReplyHeld tells a chat that its answer is ready but held: a
-// message_sending hook with on_error = "hold" does not answer.
-const NoteReplyHeld = "⏸ Your answer is ready but held: a check it must pass before it is sent is not answering. It is sent as soon as the check is back."
-
-// sendingHooked reports whether a message_sending hook may shape the
-// replies (turn.Options.SendingHooked): one of hooks (the enabled
-// instances) that is one, or has not described itself yet.
-func sendingHooked(ports sending.Hooks, hooks func() []string) func() bool {
-	return func() bool {
-		for _, inst := range hooks() {
-			if ports.IsSendingHook(inst) {
-				return true
-			}
-		}
-		return false
-	}
-}

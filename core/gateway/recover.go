@@ -34,7 +34,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 		g.log.Error("reading the usage-limit pause failed; turns run", "error", err)
 	}
 	g.take(rec, false)
-	g.ends.Resume(g.settings().AgentEnd)
+	g.replies.Resume(g.settings().Replies.AgentEnd)
 	g.background(g.prune)
 	close(g.ready)
 	g.background(func() { g.answerApprovedHolds(g.ctx) })

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,14 +12,11 @@ import (
 	"github.com/clawhost/clawhost/core/delivery"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
-	"github.com/clawhost/clawhost/core/sending"
 	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
-	sdkcommand "github.com/clawhost/clawhost/sdk/command"
-	"github.com/clawhost/clawhost/sdk/hook"
 )
 
 // submit hands an accepted entry to the arrival stage of its conversation.
@@ -355,48 +351,9 @@ func (o output) NewDraft(key sessionkey.Key, id int64, tgt message.Target, prev 
 	return o.Dispatcher.NewDraft(key, id, tgt, prev)
 }
 
-// Reply delivers a turn's final reply (recorded in the outbox first),
-// after the message_sending hooks shaped it: what they return is what is
-// recorded, and a recorded reply is never shown to them again. The
-// agent_end hooks hear of the turn once the reply is recorded, in the
-// background.
+// Reply takes a turn's final reply out through the reply's route
+// (core/replyroute): the message_sending hooks, the outbox, agent_end.
 func (o output) Reply(r turn.Reply) {
 	set := o.g.settings()
-	conv := sdkcommand.Conversation{SessionKey: r.Key.String(), Instance: r.Target.Instance, Channel: set.Sources[r.Target.Instance], ChatType: r.ChatType,
-		ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID}
-	suppressed := false
-	if len(set.Sending.Hooks) > 0 && strings.TrimSpace(r.Text) != "" {
-		var stopped bool
-		r.Text, suppressed, stopped = o.g.sending.Shape(o.g.ctx, set.Sending, sending.Reply{ID: r.ID, Conversation: conv, Key: r.Key, Text: r.Text, Format: r.Format,
-			VoiceNoteFormat: o.VoiceNoteFormat(r.Target.Instance)})
-		if stopped {
-			// Never recorded unshaped: the entry stays in processing and
-			// its turn runs again after the restart.
-			o.g.log.Info("the host stopped while message_sending hooks shaped a reply; not recorded, its turn runs again after the restart", "session", conv.SessionKey, "id", r.ID)
-			return
-		}
-	}
-	o.Deliver(delivery.Reply{Key: r.Key, Workspace: r.Workspace, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, Session: r.Session})
-	if len(set.AgentEnd.Hooks) > 0 {
-		o.g.ends.Notify(set.AgentEnd, endOf(r, conv, suppressed))
-	}
-}
-
-// endOf describes a turn whose reply r was recorded to the agent_end hooks.
-func endOf(r turn.Reply, conv sdkcommand.Conversation, suppressed bool) hook.End {
-	end := hook.End{CallID: strconv.FormatInt(r.ID, 10), Conversation: conv, Sender: r.Sender, Agent: r.Key.Agent, SessionID: r.SessionID,
-		ReplyText: r.Text, ToolSteps: r.Steps, Outcome: hook.OutcomeOK}
-	if u := r.Usage; u != nil {
-		end.InputTokens, end.OutputTokens, end.CostUSD, end.Duration = u.InputTokens+u.CacheReadTokens+u.CacheCreationTokens, u.OutputTokens, u.CostUSD, u.Duration
-		if u.Outcome != "" && u.Outcome != "ok" {
-			end.Outcome = hook.OutcomeError
-		}
-	}
-	switch {
-	case r.Aborted:
-		end.Outcome = hook.OutcomeAborted
-	case end.Outcome == hook.OutcomeOK && (suppressed || strings.TrimSpace(r.Text) == ""):
-		end.Outcome = hook.OutcomeNoReply
-	}
-	return end
+	o.g.replies.Route(set.Replies, set.Sources[r.Target.Instance], r)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/admission"
-	"github.com/clawhost/clawhost/core/agentend"
 	"github.com/clawhost/clawhost/core/agents"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/budget"
@@ -15,7 +14,7 @@ import (
 	"github.com/clawhost/clawhost/core/delivery"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/received"
-	"github.com/clawhost/clawhost/core/sending"
+	"github.com/clawhost/clawhost/core/replyroute"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/turn"
 )
@@ -47,12 +46,9 @@ type Settings struct {
 	// Received are the message_received hooks, in config order, and
 	// their timeout.
 	Received received.Settings
-	// Sending are the message_sending hooks, in config order, and their
-	// timeout.
-	Sending sending.Settings
-	// AgentEnd are the agent_end hooks, in config order, and their
-	// timeout.
-	AgentEnd agentend.Settings
+	// Replies are the hooks a turn's reply passes on its way out
+	// (message_sending, agent_end; core/replyroute).
+	Replies  replyroute.Settings
 	Queue    queue.Policy
 	Turn     turn.Settings
 	Delivery delivery.Settings
