@@ -41,7 +41,6 @@ import (
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/debounce"
 	"github.com/clawhost/clawhost/core/delivery"
-	"github.com/clawhost/clawhost/core/internal/procpace"
 	"github.com/clawhost/clawhost/core/internal/recent"
 	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/message"
@@ -52,7 +51,6 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
-	"github.com/clawhost/clawhost/core/usage"
 	"github.com/clawhost/clawhost/core/usagelimit"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -185,8 +183,6 @@ type Gateway struct {
 	delivery  *delivery.Dispatcher
 	approvals *approval.Approvals
 	budgets   *budget.Budgets
-	// prices price the turns claude did not (budget price blocks).
-	prices *usage.Prices
 
 	mu         sync.Mutex
 	set        Settings
@@ -231,23 +227,22 @@ func New(opts Options) *Gateway {
 	g.holds = pairingHolds{ctx: ctx, store: opts.Store, delivery: g.delivery, log: log, now: opts.Now, background: g.background}
 	g.approvals = approval.New(g.delivery, approvalConfig(opts.Settings), log, opts.Now)
 	g.approvals.OnDecided(auditTrail{ctx, opts.Store, log}.tool)
-	g.prices = usage.NewPrices(pricesOf(opts.Settings.Budgets))
+	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
+		set := g.settings()
+		return set.Budgets, set.Turn.Location
+	})
 	g.claude = newClaudeCommands(g)
 	g.turns = turn.New(turn.Options{ClaudeCommands: g.claude,
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery, g}, Store: opts.Store,
 		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools, ToolRun: opts.ToolRun,
 		Approvals: asker{g}, Meta: g.meta, Waiting: func(key sessionkey.Key) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
-		Prices: g.prices, SendingHooked: func() bool { return g.replies.Hooked(g.settings().Replies.Sending.Hooks) },
+		Prices: g.budgets.Prices(), SendingHooked: func() bool { return g.replies.Hooked(g.settings().Replies.Sending.Hooks) },
 	})
 	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
 	g.admission = newAdmission(g)
 	g.agents = newAgents(g)
 	g.replies = replyroute.New(replyroute.Options{Ctx: ctx, Logger: log, Clock: opts.Clock, Hooks: opts.Ports, Files: g.turns, Outbox: g.delivery,
 		Spool: opts.AgentEndSpool, Background: g.background, OnSteps: func(key, line string) { g.work.set(key, "sending", line) }})
-	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
-		set := g.settings()
-		return set.Budgets, set.Turn.Location
-	})
 	g.pause = usagelimit.New(usagelimit.Options{Store: opts.Store, Clock: opts.Clock, Logger: log, Resume: func(keys []string) {
 		// The sessions the pause's end names that this host runs (with
 		// several hosts, each looks at its own when its pause ends).
@@ -319,7 +314,6 @@ func (g *Gateway) ReactTo(tgt message.Target, emoji string) error {
 // acks them. Messages of one conversation are stored in order; different
 // conversations are stored concurrently, so one group commit covers them.
 func (g *Gateway) Inbound(ctx context.Context, instance string, msgs []channel.InboundMessage) error {
-	procpace.Busy()
 	select {
 	case <-g.ready:
 	case <-ctx.Done():

@@ -81,7 +81,7 @@ type Settings struct {
 func (g *Gateway) SetSettings(s Settings) {
 	g.queue.SetPolicy(s.Queue)
 	g.turns.SetSettings(turnSettings(s))
-	g.prices.SetConfigured(pricesOf(s.Budgets))
+	g.budgets.SetPrices(s.Budgets)
 	g.delivery.SetSettings(s.Delivery)
 	g.approvals.SetConfig(approvalConfig(s))
 	g.admission.Forget(g.ctx, s.Access)
