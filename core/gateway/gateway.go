@@ -44,6 +44,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/recent"
 	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/placement"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/received"
 	"github.com/clawhost/clawhost/core/replyroute"
@@ -164,7 +165,7 @@ type Gateway struct {
 	meta     *session.Cache
 	arrivals *queue.Ordered
 	// place runs each session on its host (with several hosts).
-	place *placer
+	place *placement.Placer
 	// holds remember the messages held for pairing.
 	holds pairingHolds
 	sends queue.Locks
@@ -222,7 +223,7 @@ func New(opts Options) *Gateway {
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: cmp.Or(opts.Ready, make(chan struct{})), ctx: ctx, cancel: cancel, queueModes: recent.New[string, queue.Mode](1024),
 		meta: session.NewCache(session.DefaultCacheSize),
 	}
-	g.place = &placer{placement: opts.Placement, clock: opts.Clock, ctx: ctx, log: log, background: g.background}
+	g.place = placement.New(placement.Options{Placement: opts.Placement, Clock: opts.Clock, Ctx: ctx, Logger: log, Background: g.background})
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
 	g.holds = pairingHolds{ctx: ctx, store: opts.Store, delivery: g.delivery, log: log, now: opts.Now, background: g.background}
 	g.approvals = approval.New(g.delivery, approvalConfig(opts.Settings), log, opts.Now)
@@ -247,7 +248,7 @@ func New(opts Options) *Gateway {
 		// The sessions the pause's end names that this host runs (with
 		// several hosts, each looks at its own when its pause ends).
 		for _, k := range keys {
-			if g.place.runsHere(k) {
+			if g.place.RunsHere(k) {
 				g.queue.Kick(storedKey(log, k))
 			}
 		}

@@ -52,7 +52,7 @@ func (g *Gateway) Adopt(ctx context.Context) (int, error) {
 	default:
 		return 0, nil // Start has not recovered yet; it takes them
 	}
-	g.place.beginTake()
+	g.place.BeginTake()
 	rec, err := g.store.Recover(ctx, store.RecoverOptions{StaleAfter: g.opts.StaleAfter, Adopt: true})
 	if err != nil {
 		g.resume(nil, true) // ends the take
@@ -168,11 +168,11 @@ func (g *Gateway) resume(entries []store.Entry, taken bool) {
 	}
 	placed := func(string) {}
 	if taken {
-		g.place.took(left)
+		g.place.Took(left)
 		own = 1
 		placed = func(k string) {
 			if left[k]--; left[k] == 0 {
-				g.place.arrived(k)
+				g.place.Arrived(k)
 			}
 		}
 	}
@@ -180,7 +180,7 @@ func (g *Gateway) resume(entries []store.Entry, taken bool) {
 		if x.e.State == store.StateQueued {
 			continue
 		}
-		g.place.forget(x.key)
+		g.place.Forget(x.key)
 		g.submit(arrival{key: x.k, Item: queue.Item{ID: x.e.ID, Message: x.m}}, own)
 		placed(x.key)
 	}
@@ -191,8 +191,8 @@ func (g *Gateway) resume(entries []store.Entry, taken bool) {
 			g.queue.Recovered(len(ids))
 			g.queue.Kick(sk)
 		}
-		g.place.forget(k)
-		if g.place.here(k, ids, start, own) {
+		g.place.Forget(k)
+		if g.place.Here(k, ids, start, own) {
 			start()
 		}
 		placed(k)

@@ -26,7 +26,7 @@ import (
 // of (see placer.here).
 func (g *Gateway) submit(a arrival, own int) {
 	run := func() { g.arrivals.Do(a.key, func() { g.arrive(a) }) }
-	if g.place.here(a.key.String(), []int64{a.ID}, run, own) {
+	if g.place.Here(a.key.String(), []int64{a.ID}, run, own) {
 		run()
 	}
 }
