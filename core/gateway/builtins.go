@@ -171,28 +171,24 @@ func (s sessions) SetOverride(ctx context.Context, k sessionkey.Key, name sessio
 	if err == nil {
 		s.g.log.Info("session setting changed", "session", key, "setting", string(name), "value", value)
 		if name == session.SettingQueue {
-			s.g.queueModes.Put(key, o.Queue)
+			s.g.queue.SetSessionMode(k, o.Queue)
 		}
 	}
 	return err
 }
 
-// queueMode is the queue's SessionMode: the session's /queue, read
-// from the store once and then kept in memory (SetOverride updates it).
-func (s sessions) queueMode(k sessionkey.Key) queue.Mode {
-	key := k.String()
+// queueMode is the queue's SessionMode: the session's /queue, read from
+// the store (the queue keeps it; SetOverride updates it).
+func (s sessions) queueMode(k sessionkey.Key) (queue.Mode, bool) {
 	g := s.g
-	if m, ok := g.queueModes.Get(key); ok {
-		return m
+	sess, err := g.store.Session(g.ctx, k.String())
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", true
+	case err != nil:
+		return "", false // read again next time
 	}
-	var m queue.Mode
-	if sess, err := g.store.Session(g.ctx, key); err == nil {
-		m = g.meta.Of(sess).Queue
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return "" // not cached: read again next time
-	}
-	g.queueModes.Put(key, m)
-	return m
+	return g.meta.Of(sess).Queue, true
 }
 
 // SessionInfo is a session as the status page shows it.

@@ -41,7 +41,6 @@ import (
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/debounce"
 	"github.com/clawhost/clawhost/core/delivery"
-	"github.com/clawhost/clawhost/core/internal/recent"
 	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/placement"
@@ -157,9 +156,6 @@ type Gateway struct {
 	admission *admission.Stage
 	// agents route chats to agents (bindings, /agent, worktrees).
 	agents *agents.Agents
-	// queueModes caches the sessions' /queue (queue.Mode by key) for the
-	// sessions active lately.
-	queueModes *recent.Map[string, queue.Mode]
 	// meta is the decode cache of the sessions' metadata, shared by the
 	// turn stage and the built-ins' view of sessions.
 	meta     *session.Cache
@@ -220,7 +216,7 @@ func New(opts Options) *Gateway {
 	g := &Gateway{
 		opts: opts, log: log, store: opts.Store, obs: opts.Observer, started: opts.Now(), set: opts.Settings,
 		commands: command.NewRegistry(command.Builtins), arrivals: queue.NewOrdered(),
-		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: cmp.Or(opts.Ready, make(chan struct{})), ctx: ctx, cancel: cancel, queueModes: recent.New[string, queue.Mode](1024),
+		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: cmp.Or(opts.Ready, make(chan struct{})), ctx: ctx, cancel: cancel,
 		meta: session.NewCache(session.DefaultCacheSize),
 	}
 	g.place = placement.New(placement.Options{Placement: opts.Placement, Clock: opts.Clock, Ctx: ctx, Logger: log, Background: g.background})

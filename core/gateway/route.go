@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
+	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -106,25 +107,20 @@ func (g *Gateway) route(_ string, batch []arrival) {
 	if inline := g.inlineDirectives(batch); len(batch) == 1 && !inline {
 		set := g.settings()
 		control := set.Access.MayControl(&head.Message)
-		if trig := g.turns.MatchTrigger(text); trig.Triggered && !control {
-			g.respond(head, "In this group only an owner can start a new session.")
+		v := sessionreset.Decide(g.turns.MatchTrigger(text), control, g.turns.Profile(key.Agent).Models)
+		if v.Action == sessionreset.Refuse {
+			g.respond(head, v.Answer)
 			return
-		} else if trig.Triggered {
-			g.resetSession(key, &head.Message, "trigger "+trig.Trigger)
-			payload := trig.Payload
-			if model, rest, ok := turn.ResetModelHint(payload, set.Turn.Models); ok {
+		} else if v.Action == sessionreset.Reset {
+			g.resetSession(key, &head.Message, "trigger "+v.Trigger)
+			if v.Model != "" {
 				// "/new sonnet [text]": the new session runs on that model.
-				if _, err := g.turns.SetOverrides(g.ctx, head.key, func(o *session.Overrides) error { o.Model = model; return nil }); err != nil {
+				if _, err := g.turns.SetOverrides(g.ctx, head.key, func(o *session.Overrides) error { o.Model = v.Model; return nil }); err != nil {
 					g.log.Error("storing the model of /new failed", "session", key.String(), "error", err)
 				}
-				if rest == "" {
-					g.respond(head, "New session started with "+model+".")
-					return
-				}
-				payload = rest
 			}
-			if strings.TrimSpace(payload) == "" {
-				g.respond(head, "New session started.")
+			if v.Answer != "" {
+				g.respond(head, v.Answer)
 				return
 			}
 			// The payload becomes the first message of the new session; the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/internal/recent"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
@@ -81,9 +82,12 @@ type Options struct {
 	// Notifier may be nil: drops are then only logged and counted.
 	Notifier Notifier
 	Policy   Policy
-	// SessionMode, when not nil, returns a session's own mode (its /queue),
-	// "" for the policy's; it is called outside the queue's lock.
-	SessionMode func(key sessionkey.Key) Mode
+	// SessionMode, when not nil, reads a session's own mode (its /queue),
+	// "" for the policy's; ok false when it could not be read (it is asked
+	// again next time). It is called outside the queue's lock; the queue
+	// keeps what it read for the sessions active lately (SetSessionMode
+	// replaces it).
+	SessionMode func(key sessionkey.Key) (mode Mode, ok bool)
 	// Backoff is how long a lane waits after a store failure; zero means 1 s.
 	Backoff time.Duration
 	// Seen, when not nil, is told of messages that arrived while a turn of
@@ -103,7 +107,9 @@ type Queue struct {
 	notify  Notifier
 	seen    func(key sessionkey.Key, items []Item, ahead int)
 	backoff time.Duration
-	session func(key sessionkey.Key) Mode
+	session func(key sessionkey.Key) (Mode, bool)
+	// modes are the sessions' own modes read lately (SessionMode).
+	modes *recent.Map[sessionkey.Key, Mode]
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -169,7 +175,7 @@ func New(opts Options) *Queue {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Queue{
-		log: opts.Logger.Named("queue"), journal: opts.Journal, runner: opts.Runner, obs: opts.Observer, notify: opts.Notifier, seen: opts.Seen, backoff: opts.Backoff, session: opts.SessionMode,
+		log: opts.Logger.Named("queue"), journal: opts.Journal, runner: opts.Runner, obs: opts.Observer, notify: opts.Notifier, seen: opts.Seen, backoff: opts.Backoff, session: opts.SessionMode, modes: recent.New[sessionkey.Key, Mode](sessionModes),
 		ctx: ctx, cancel: cancel, policy: opts.Policy.withDefaults(), lanes: map[sessionkey.Key]*lane{}, summaries: map[sessionkey.Key][]string{}, toldCap: map[sessionkey.Key]bool{},
 	}
 }
@@ -177,13 +183,34 @@ func New(opts Options) *Queue {
 // modeFor is the mode of session key: its own (/queue), else the policy's
 // for instance. Not under q.mu (SessionMode may read the store).
 func (q *Queue) modeFor(pol Policy, key sessionkey.Key, instance string) Mode {
-	if q.session != nil {
-		if m := q.session(key); m != "" {
-			return m
-		}
+	if m := q.sessionMode(key); m != "" {
+		return m
 	}
 	return pol.ModeFor(instance)
 }
+
+// sessionModes bounds the sessions whose own modes the queue keeps.
+const sessionModes = 1024
+
+// sessionMode is session key's own mode, read once (SessionMode) and then
+// kept; "" for none.
+func (q *Queue) sessionMode(key sessionkey.Key) Mode {
+	if q.session == nil {
+		return ""
+	}
+	if m, ok := q.modes.Get(key); ok {
+		return m
+	}
+	m, ok := q.session(key)
+	if ok {
+		q.modes.Put(key, m)
+	}
+	return m
+}
+
+// SetSessionMode records that session key's own mode is now m (/queue;
+// "" for the policy's).
+func (q *Queue) SetSessionMode(key sessionkey.Key, m Mode) { q.modes.Put(key, m) }
 
 // SetPolicy replaces the policy (on reload); waiting entries stay.
 func (q *Queue) SetPolicy(p Policy) {

@@ -270,11 +270,11 @@ func TestCollectTakesEverythingWaiting(t *testing.T) {
 func TestSessionModeOverridesThePolicy(t *testing.T) {
 	t.Parallel()
 	f := newFixtureWith(t, Policy{Mode: Followup}, func(o *Options) {
-		o.SessionMode = func(key sessionkey.Key) Mode {
+		o.SessionMode = func(key sessionkey.Key) (Mode, bool) {
 			if key == sk("k") {
-				return Collect
+				return Collect, true
 			}
-			return ""
+			return "", true
 		}
 	})
 	f.q.Enqueue(sk("k"), []Item{f.item("a")})
@@ -1223,4 +1223,41 @@ func TestRunningEntryIsNotCountedWaiting(t *testing.T) {
 // sk is the key of a test session named chat.
 func sk(chat string) sessionkey.Key {
 	return sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: chat}
+}
+
+// A session's own mode is read once and kept; a read that failed is asked
+// again; SetSessionMode (/queue) replaces what was kept.
+func TestSessionModeIsKept(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	reads, fail := 0, true
+	f := newFixtureWith(t, Policy{Mode: Followup}, func(o *Options) {
+		o.SessionMode = func(sessionkey.Key) (Mode, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			reads++
+			if fail {
+				return "", false
+			}
+			return Collect, true
+		}
+	})
+	k := sk("k")
+	if m := f.q.sessionMode(k); m != "" {
+		t.Fatalf("a failed read gave %q", m)
+	}
+	mu.Lock()
+	fail = false
+	mu.Unlock()
+	if m := f.q.sessionMode(k); m != Collect {
+		t.Fatalf("mode %q after the store answered", m)
+	}
+	f.q.sessionMode(k)
+	if reads != 2 {
+		t.Errorf("%d reads, want 2 (the failed one asked again, the answer kept)", reads)
+	}
+	f.q.SetSessionMode(k, Interrupt)
+	if m := f.q.sessionMode(k); m != Interrupt || reads != 2 {
+		t.Errorf("mode %q after /queue (reads %d)", m, reads)
+	}
 }

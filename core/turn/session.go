@@ -442,39 +442,6 @@ func (t *Turns) memoryFlush(ctx context.Context, set Settings, skey sessionkey.K
 	}
 }
 
-// aliases are the model names /new takes as a model hint when agent.models
-// is not set (claude's own aliases); a full id starting "claude-" too.
-var aliases = []string{"opus", "sonnet", "haiku"}
-
-// ResetModelHint reads a model hint at the start of a reset's text (the
-// seed's "/new <model> text"): the first word names a model when
-// agent.models (offered) lists it, or, with no list, when it is one of
-// claude's aliases or a "claude-" id. rest is the text after it.
-func ResetModelHint(text string, offered []string) (model, rest string, ok bool) {
-	text = strings.TrimSpace(text)
-	word, after, _ := strings.Cut(text, " ")
-	if word == "" {
-		return "", text, false
-	}
-	match := func(list []string) (string, bool) {
-		for _, m := range list {
-			if strings.EqualFold(m, word) {
-				return m, true
-			}
-		}
-		return "", false
-	}
-	if len(offered) > 0 {
-		model, ok = match(offered)
-	} else if model, ok = match(aliases); !ok && strings.HasPrefix(strings.ToLower(word), "claude-") {
-		model, ok = strings.ToLower(word), true
-	}
-	if !ok {
-		return "", text, false
-	}
-	return model, strings.TrimSpace(after), true
-}
-
 // permissionMode is the session's /mode when the configuration still
 // offers it (a mode removed from agent.permission_modes falls back to the
 // configured one). "ask" is no claude mode: its turns run in the

@@ -14,13 +14,14 @@ package turn
 
 import (
 	"context"
-	"github.com/clawhost/clawhost/core/claudecmds"
 	"io"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/clawhost/clawhost/core/claudecmds"
 
 	"github.com/hashicorp/go-hclog"
 

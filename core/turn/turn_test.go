@@ -534,30 +534,6 @@ func resetIdle(minutes float64) sessionreset.Config {
 	return sessionreset.Config{Default: &sessionreset.Rule{Mode: sessionreset.ModeIdle, IdleMinutes: &minutes}}
 }
 
-func TestResetModelHint(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		text    string
-		offered []string
-		model   string
-		rest    string
-		ok      bool
-	}{
-		{"sonnet summarize this", nil, "sonnet", "summarize this", true},
-		{"Opus", nil, "opus", "", true},
-		{"claude-haiku-4-5 hi", nil, "claude-haiku-4-5", "hi", true},
-		{"hello there", nil, "", "hello there", false},
-		{"minimax summarize", []string{"minimax", "opus"}, "minimax", "summarize", true},
-		{"sonnet hi", []string{"opus"}, "", "sonnet hi", false},
-		{"", nil, "", "", false},
-	} {
-		model, rest, ok := ResetModelHint(c.text, c.offered)
-		if model != c.model || rest != c.rest || ok != c.ok {
-			t.Errorf("%q %v: %q %q %v", c.text, c.offered, model, rest, ok)
-		}
-	}
-}
-
 // A /mode the configuration no longer offers is not passed on.
 func TestPermissionModeFallsBackWhenNotOffered(t *testing.T) {
 	t.Parallel()
