@@ -2,12 +2,19 @@
 // its own beyond the order of the stages; each stage is a package:
 //
 //	Inbound ─▶ journal (durable; the plugin's ack waits for it; dedupe)
+//	  ─▶ core/placement (which host runs the session)
 //	  ─▶ core/admission (one verdict: access, pairing, /owner, /whoami,
 //	     flood limit, tool-question answers, message_received hooks)
-//	  ─▶ core/debounce ─▶ reset triggers and core/command (built-ins, plugins)
+//	  ─▶ core/debounce ─▶ core/sessionreset (the reset triggers' verdict)
+//	     and core/command (built-ins, plugins)
 //	  ─▶ core/queue (lanes, modes, cap) ─▶ core/turn (session, prompt, hooks,
-//	     runner, streaming) ─▶ core/delivery (normalize, chunk, outbox,
-//	     ordered sends, drafts, typing) ─Send▶ plugin
+//	     runner, streaming) ─▶ core/replyroute (the reply's conversation,
+//	     message_sending, agent_end) ─▶ core/delivery (normalize, chunk,
+//	     outbox, ordered sends, drafts, typing) ─Send▶ plugin
+//
+// The session key travels typed (sessionkey.Key) through every stage; it
+// becomes a string only for the store, logs and the plugins' wire, and the
+// store's strings become keys again in one file (stored.go).
 //
 // Every message is in the journal before anything else happens to it, and
 // the journal is also the per-session queue, so a restart (or kill -9 at
