@@ -65,6 +65,7 @@ import (
 	"github.com/clawhost/clawhost/core/attach"
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/gateway"
+	"github.com/clawhost/clawhost/core/internal/procpace"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/mediaprune"
 	"github.com/clawhost/clawhost/core/message"
@@ -374,8 +375,10 @@ func claudeUsers(rc runner.Config) []*runas.User {
 }
 
 // inbound hands the plugins' messages to the pipeline once the journal is
-// recovered (the plugins start before the database is open).
+// recovered (the plugins start before the database is open). A message
+// arriving is work: the process paces up (core/internal/procpace).
 func (h *Host) inbound(ctx context.Context, instance string, msgs []channel.InboundMessage) error {
+	procpace.Busy()
 	select {
 	case <-h.ready:
 	case <-ctx.Done():

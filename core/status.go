@@ -207,7 +207,11 @@ func (s *statusSource) DecideApproval(id string, allow bool) bool {
 }
 
 func (s *statusSource) StopSession(key string) bool {
-	ok := s.h.gw.StopSession(key)
+	k, err := sessionkey.Parse(key) // the page's form of the key
+	if err != nil {
+		return false
+	}
+	ok := s.h.gw.StopSession(k)
 	s.audit(store.AuditEvent{Kind: store.AuditCommand, Actor: "admin", Subject: "/stop", Decision: "allowed", Detail: "the status page's Stop of " + key})
 	return ok
 }

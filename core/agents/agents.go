@@ -72,7 +72,7 @@ type Options struct {
 	Now  func() time.Time
 	// Settings are the routing in force (they change on reload).
 	Settings func() Settings
-	// Workspace is where agent works (turn.Settings.ForAgent).
+	// Workspace is where agent works (turn.Turns.Profile).
 	Workspace func(agent string) Workspace
 	// Running reports whether a turn of session key runs; Stop ends its
 	// warm claude process.
@@ -102,6 +102,9 @@ var (
 	ErrTurnRunning = errors.New("a reply is running in the worktree")
 	// ErrNoWorktree: /worktree in a chat whose agent has no worktrees.
 	ErrNoWorktree = errors.New("this chat's agent works without worktrees")
+	// ErrDirty: /worktree reset of a worktree with changes not committed
+	// (worktree.ErrDirty).
+	ErrDirty = worktree.ErrDirty
 )
 
 // bound is the agent that m's chat is bound to.

@@ -41,6 +41,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/spoken"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -49,11 +50,11 @@ type Output interface {
 	HasButtons(instance string) bool
 	// SendButtons sends text with buttons under it where the channel has
 	// them, in session order; it returns the platform ids sent.
-	SendButtons(key string, tgt message.Target, text string, format channel.Format, buttons [][]channel.Button) []string
+	SendButtons(key sessionkey.Key, tgt message.Target, text string, format channel.Format, buttons [][]channel.Button) []string
 	// SendFile sends data as a text file called name, with caption, in
 	// session order; false when the channel sends no files or the send
 	// failed.
-	SendFile(key string, tgt message.Target, name string, data []byte, caption string) bool
+	SendFile(key sessionkey.Key, tgt message.Target, name string, data []byte, caption string) bool
 	// EditText replaces a sent message's text (its buttons go); false when
 	// the channel cannot edit.
 	EditText(tgt message.Target, id, text string) bool
@@ -84,7 +85,7 @@ type Config struct {
 // Question is one tool use to ask about.
 type Question struct {
 	// Key is the session; Target the turn's chat.
-	Key    string
+	Key    sessionkey.Key
 	Target message.Target
 	// Asker is who started the turn ("<instance>:<sender id>", the
 	// message's From) and AskerName their name; empty for a scheduled turn,
@@ -309,7 +310,7 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 		if len(cfg.Owners) > 0 {
 			why = "no owner can be asked from here (the owners' direct chats cannot be reached on their channels)"
 		}
-		a.log.Warn("a tool use needs approval and there is no owner to ask; denied", "session", q.Key, "tool", q.Request.Tool)
+		a.log.Warn("a tool use needs approval and there is no owner to ask; denied", "session", q.Key.String(), "tool", q.Request.Tool)
 		a.out.SendButtons(q.Key, q.Target, fmt.Sprintf("%s was denied — no approver: %s. Only owners approve tool use here (agent.approvers).", toolName(q.Request.Tool), why), channel.FormatPlain, nil)
 		return a.decided(qu, Outcome{Decision: runner.Decision{Message: "Nobody may approve tool use here (no owner can be asked), so this tool use is denied. Go on without it."}, By: "no approver"})
 	}
@@ -347,7 +348,7 @@ func (a *Approvals) Ask(ctx context.Context, q Question) Outcome {
 	asked := len(qu.asked)
 	a.mu.Unlock()
 	if asked == 0 {
-		a.log.Warn("the approval question could not be sent; the tool use is denied", "session", q.Key, "tool", q.Request.Tool)
+		a.log.Warn("the approval question could not be sent; the tool use is denied", "session", q.Key.String(), "tool", q.Request.Tool)
 		if notify {
 			a.out.SendButtons(q.Key, q.Target, fmt.Sprintf("%s was not run: no owner could be reached to approve it.", toolName(q.Request.Tool)), channel.FormatPlain, nil)
 		}
@@ -447,11 +448,11 @@ func (a *Approvals) decided(qu *question, o Outcome) Outcome {
 	for _, r := range o.Decision.Always {
 		rules = append(rules, r.String())
 	}
-	a.log.Info("tool approval", "session", qu.q.Key, "tool", qu.q.Request.Tool, "decision", decision, "rules", strings.Join(rules, " "), "by", o.By, "waited", a.now().Sub(qu.since).Round(time.Millisecond))
+	a.log.Info("tool approval", "session", qu.q.Key.String(), "tool", qu.q.Request.Tool, "decision", decision, "rules", strings.Join(rules, " "), "by", o.By, "waited", a.now().Sub(qu.since).Round(time.Millisecond))
 	if o.By == "withdrawn" {
 		return o
 	}
-	rec := Record{Key: qu.q.Key, Tool: qu.q.Request.Tool, Summary: qu.summary, Allow: o.Decision.Allow, Always: len(o.Decision.Always) > 0, By: o.By, ByID: o.ByID, At: a.now(),
+	rec := Record{Key: qu.q.Key.String(), Tool: qu.q.Request.Tool, Summary: qu.summary, Allow: o.Decision.Allow, Always: len(o.Decision.Always) > 0, By: o.By, ByID: o.ByID, At: a.now(),
 		Chat: qu.q.Target, Digest: Digest(qu.q.Request.Input)}
 	if a.onDecided != nil {
 		a.onDecided(rec)
@@ -467,7 +468,7 @@ func (a *Approvals) decided(qu *question, o Outcome) Outcome {
 
 // Auto records a tool use allowed without a question by a rule the
 // session stored (an earlier "always").
-func (a *Approvals) Auto(key string, req *runner.PermissionRequest, rule runner.Rule) {
+func (a *Approvals) Auto(key sessionkey.Key, req *runner.PermissionRequest, rule runner.Rule) {
 	qu := &question{q: Question{Key: key, Request: req}, summary: Summary(req.Tool, req.Input), since: a.now()}
 	a.decided(qu, Outcome{Decision: runner.Decision{Allow: true, Always: []runner.Rule{rule}}, By: "always (this session): " + rule.String()})
 }
@@ -478,7 +479,7 @@ func (a *Approvals) Open() []View {
 	defer a.mu.Unlock()
 	out := make([]View, 0, len(a.open))
 	for _, qu := range a.open {
-		out = append(out, View{ID: qu.id, Key: qu.q.Key, Tool: qu.q.Request.Tool, Summary: qu.summary, Asker: cmp.Or(qu.q.AskerName, qu.q.Asker), Since: qu.since})
+		out = append(out, View{ID: qu.id, Key: qu.q.Key.String(), Tool: qu.q.Request.Tool, Summary: qu.summary, Asker: cmp.Or(qu.q.AskerName, qu.q.Asker), Since: qu.since})
 	}
 	slices.SortFunc(out, func(x, y View) int { return x.Since.Compare(y.Since) })
 	return out
@@ -486,12 +487,12 @@ func (a *Approvals) Open() []View {
 
 // Recent lists the last decisions of session key ("" for all), newest
 // first.
-func (a *Approvals) Recent(key string, n int) []Record {
+func (a *Approvals) Recent(key sessionkey.Key, n int) []Record {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out []Record
 	for i := len(a.recent) - 1; i >= 0 && len(out) < n; i-- {
-		if key == "" || a.recent[i].Key == key {
+		if key == (sessionkey.Key{}) || a.recent[i].Key == key.String() {
 			out = append(out, a.recent[i])
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -45,7 +46,7 @@ func newOut(buttons, edits bool) *out {
 }
 
 func (o *out) HasButtons(string) bool { return o.buttons }
-func (o *out) SendButtons(_ string, tgt message.Target, text string, f channel.Format, b [][]channel.Button) []string {
+func (o *out) SendButtons(_ sessionkey.Key, tgt message.Target, text string, f channel.Format, b [][]channel.Button) []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.buttons {
@@ -56,7 +57,7 @@ func (o *out) SendButtons(_ string, tgt message.Target, text string, f channel.F
 	o.notify <- struct{}{}
 	return []string{id}
 }
-func (o *out) SendFile(_ string, tgt message.Target, name string, data []byte, caption string) bool {
+func (o *out) SendFile(_ sessionkey.Key, tgt message.Target, name string, data []byte, caption string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.files {
@@ -158,7 +159,7 @@ func TestButtonsAnswer(t *testing.T) {
 	t.Parallel()
 	o := newOut(true, true)
 	a := New(o, Config{}, nil, nil)
-	q := Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("Bash", map[string]any{"command": "rm -rf build", "description": "clean"})}
+	q := Question{Key: sk("s"), Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("Bash", map[string]any{"command": "rm -rf build", "description": "clean"})}
 	res := ask(t, a, o, q)
 	s := o.last()
 	if !strings.Contains(s.text, "claude wants to use Bash:\n$ rm -rf build\n(clean)") || !strings.Contains(s.text, "No answer in 5 minutes denies it.") {
@@ -190,7 +191,7 @@ func TestButtonsAnswer(t *testing.T) {
 	if e := o.edited["m1"]; !strings.HasPrefix(e, "✅ Allowed by Ann, and `rm …` from now on in this session.") {
 		t.Errorf("edited %q", e)
 	}
-	if r := a.Recent("s", 5); len(r) != 1 || !r[0].Always || r[0].By != "Ann" || r[0].Tool != "Bash" {
+	if r := a.Recent(sk("s"), 5); len(r) != 1 || !r[0].Always || r[0].By != "Ann" || r[0].Tool != "Bash" {
 		t.Errorf("recent %+v", r)
 	}
 	if handled, reply := a.Answer(press("ann", s.buttons[0][0].ID), false); !handled || reply != "This question is no longer open." {
@@ -208,7 +209,7 @@ func TestTypedAnswer(t *testing.T) {
 	t.Parallel()
 	o := newOut(false, false)
 	a := New(o, Config{Timeout: time.Minute}, nil, nil)
-	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("WebFetch", map[string]any{"url": "https://example.org/x"})})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("WebFetch", map[string]any{"url": "https://example.org/x"})})
 	if s := o.last(); s.buttons != nil || !strings.Contains(s.text, "https://example.org/x") || !strings.Contains(s.text, "Reply yes, no, or always (allows fetches from example.org for the rest of this session). No answer in 1 minute denies it.") {
 		t.Errorf("question %+v", s)
 	}
@@ -241,7 +242,7 @@ func TestTimeoutDenies(t *testing.T) {
 	fire := make(chan time.Time)
 	var asked time.Duration
 	a.after = func(d time.Duration) <-chan time.Time { asked = d; return fire }
-	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", Request: request("Write", map[string]any{"file_path": "/w/notes.md", "content": "a\nb\n"})})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", Request: request("Write", map[string]any{"file_path": "/w/notes.md", "content": "a\nb\n"})})
 	if s := o.last(); !strings.Contains(s.text, "/w/notes.md\nwrite 2 lines, 4 bytes:\n│ a\n│ b\n") || s.tgt != chat {
 		t.Errorf("question %q", s.text)
 	}
@@ -267,7 +268,7 @@ func TestWithdrawn(t *testing.T) {
 	req := request("Bash", map[string]any{"command": "ls"})
 	w := make(chan struct{})
 	req.Withdrawn = w
-	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", Request: req})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", Request: req})
 	close(w)
 	if got := wait(t, res); got.By != "withdrawn" || got.Decision.Allow {
 		t.Errorf("outcome %+v", got)
@@ -275,7 +276,7 @@ func TestWithdrawn(t *testing.T) {
 	if !strings.HasPrefix(o.edited["m1"], "(Question withdrawn") {
 		t.Errorf("edited %q", o.edited["m1"])
 	}
-	if len(a.Recent("", 5)) != 0 {
+	if len(a.Recent(sessionkey.Key{}, 5)) != 0 {
 		t.Error("a withdrawn question is not a decision")
 	}
 }
@@ -293,7 +294,7 @@ func TestChoices(t *testing.T) {
 		map[string]any{"question": "Which sizes?", "header": "Size", "multiSelect": true, "options": []any{map[string]any{"label": "S"}, map[string]any{"label": "M"}, map[string]any{"label": "L"}}},
 		map[string]any{"question": "Anything else?", "header": "Else", "options": []any{map[string]any{"label": "No"}, map[string]any{"label": "Yes"}}},
 	}}
-	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("AskUserQuestion", input)})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("AskUserQuestion", input)})
 	s := o.last()
 	contains := func(got string, want ...string) {
 		t.Helper()
@@ -364,7 +365,7 @@ func TestDecisionsAreRecorded(t *testing.T) {
 	var got []Record
 	a.OnDecided(func(r Record) { got = append(got, r) })
 	req := request("WebFetch", map[string]any{"url": "https://example.org/x"})
-	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: req})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: req})
 	if handled, _ := a.Answer(from("olga", "yes"), true); !handled {
 		t.Fatal("the owner's yes was not taken")
 	}
@@ -391,7 +392,7 @@ type pressDuringSend struct {
 	reply string
 }
 
-func (p *pressDuringSend) SendButtons(key string, tgt message.Target, text string, format channel.Format, b [][]channel.Button) []string {
+func (p *pressDuringSend) SendButtons(key sessionkey.Key, tgt message.Target, text string, format channel.Format, b [][]channel.Button) []string {
 	if len(b) > 0 && p.reply == "" {
 		_, p.reply = p.a.Answer(press(p.who, b[0][0].ID), false)
 		if p.reply == "" {
@@ -409,7 +410,7 @@ func TestPressBeforeTheSendReturns(t *testing.T) {
 	o := &pressDuringSend{out: newOut(true, true), who: "ann"}
 	a := New(o, Config{Timeout: time.Minute}, nil, nil)
 	o.a = a
-	got := a.Ask(context.Background(), Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("WebFetch", map[string]any{"url": "https://example.org/x"})})
+	got := a.Ask(context.Background(), Question{Key: sk("s"), Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("WebFetch", map[string]any{"url": "https://example.org/x"})})
 	if o.reply != "answered" || !got.Decision.Allow || got.By != "Ann" {
 		t.Errorf("press during the send: reply %q, outcome %+v", o.reply, got)
 	}
@@ -424,7 +425,7 @@ func TestAlwaysNamesTheWholeRule(t *testing.T) {
 	o := newOut(true, true)
 	a := New(o, Config{}, nil, nil)
 	dir := "/srv/projects/customer-portal/services/billing"
-	q := Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("Bash", map[string]any{"command": "git -C " + dir + " status --short"})}
+	q := Question{Key: sk("s"), Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("Bash", map[string]any{"command": "git -C " + dir + " status --short"})}
 	res := ask(t, a, o, q)
 	s := o.last()
 	want := "Always allow `git -C " + dir + " status …`"
@@ -438,4 +439,9 @@ func TestAlwaysNamesTheWholeRule(t *testing.T) {
 	if out := wait(t, res); len(out.Decision.Always) != 1 || out.Decision.Always[0].String() != "Bash(git -C "+dir+" status:*)" {
 		t.Errorf("always %+v", out.Decision.Always)
 	}
+}
+
+// sk is the key of a test session named chat.
+func sk(chat string) sessionkey.Key {
+	return sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: chat}
 }

@@ -51,7 +51,7 @@ func TestQuestionOnTheCard(t *testing.T) {
 	o := newOut(true, true)
 	a := New(o, Config{OwnersOnly: true, Owners: []string{"tg:42"}, DirectChats: map[string]bool{"tg": true}}, nil, nil)
 	card := newCard()
-	q := Question{Key: "s", Target: chat, Asker: "tg:42", AskerName: "Olga", AskerOwner: true, Card: card,
+	q := Question{Key: sk("s"), Target: chat, Asker: "tg:42", AskerName: "Olga", AskerOwner: true, Card: card,
 		Request: request("Bash", map[string]any{"command": "rm -rf build"})}
 	res := make(chan Outcome, 1)
 	go func() { res <- a.Ask(context.Background(), q) }()
@@ -115,7 +115,7 @@ func TestQuestionNotOnTheCard(t *testing.T) {
 			a := New(o, Config{OwnersOnly: true, Owners: []string{"tg:42"}, DirectChats: map[string]bool{"tg": true}, Timeout: time.Minute}, nil, nil)
 			card := newCard()
 			card.refuse = c.refuse
-			q := Question{Key: "s", Target: c.target, Asker: c.asker, AskerOwner: c.owner, Card: card, Request: request("Bash", map[string]any{"command": "ls /"})}
+			q := Question{Key: sk("s"), Target: c.target, Asker: c.asker, AskerOwner: c.owner, Card: card, Request: request("Bash", map[string]any{"command": "ls /"})}
 			res := ask(t, a, o, q)
 			s := o.to("42")
 			if len(s) != 1 || !strings.Contains(s[0].text, "claude wants to use Bash:") {

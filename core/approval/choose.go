@@ -138,7 +138,7 @@ func (a *Approvals) choose(ctx context.Context, q Question) Outcome {
 	if skipped && len(by) == 0 {
 		o.By = "timeout"
 	}
-	a.log.Info("question answered", "session", q.Key, "questions", len(in.Questions), "answered", len(answers), "by", o.By)
+	a.log.Info("question answered", "session", q.Key.String(), "questions", len(in.Questions), "answered", len(answers), "by", o.By)
 	return o
 }
 

@@ -15,7 +15,7 @@ func TestChoicesTyped(t *testing.T) {
 	a := New(o, Config{}, nil, nil)
 	input := map[string]any{"questions": []any{map[string]any{"question": "Which sizes?", "multiSelect": true,
 		"options": []any{map[string]any{"label": "S"}, map[string]any{"label": "M"}, map[string]any{"label": "L"}}}}}
-	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", Request: request("AskUserQuestion", input)})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", Request: request("AskUserQuestion", input)})
 	if s := o.last(); !strings.Contains(s.text, "Reply with one or more numbers (1, 3)") || s.buttons != nil {
 		t.Fatalf("question %q %v", s.text, s.buttons)
 	}
@@ -44,7 +44,7 @@ func TestChoicesTimeout(t *testing.T) {
 		map[string]any{"question": "Which size?", "options": []any{map[string]any{"label": "S"}, map[string]any{"label": "L"}}},
 		map[string]any{"question": "Which day?", "options": []any{map[string]any{"label": "Mon"}, map[string]any{"label": "Tue"}}},
 	}}
-	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("AskUserQuestion", input)})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("AskUserQuestion", input)})
 	a.Answer(press("ann", o.last().buttons[0][0].ID), false)
 	<-o.notify
 	fire <- time.Time{}

@@ -35,7 +35,7 @@ func TestPlanQuestion(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		o := newOut(true, true)
 		a := New(o, Config{}, nil, nil)
-		q := Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: planRequest("# Plan\n1. **add** the route\n2. test it")}
+		q := Question{Key: sk("s"), Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: planRequest("# Plan\n1. **add** the route\n2. test it")}
 		res := ask(t, a, o, q)
 		got := o.last()
 		if !strings.Contains(got.text, "# Plan\n1. **add** the route\n2. test it") || got.format != channel.FormatMarkdown {
@@ -80,7 +80,7 @@ func TestPlanFeedbackWritten(t *testing.T) {
 	t.Parallel()
 	o := newOut(true, true)
 	a := New(o, Config{}, nil, nil)
-	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: planRequest("1. x")})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: planRequest("1. x")})
 	if h, _ := a.Answer(from("bob", "looks wrong"), false); h {
 		t.Fatal("another member's words were taken")
 	}
@@ -98,7 +98,7 @@ func TestPlanTyped(t *testing.T) {
 	t.Parallel()
 	o := newOut(false, true)
 	a := New(o, Config{}, nil, nil)
-	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", Request: planRequest("do it")})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", Request: planRequest("do it")})
 	if got := o.last(); !strings.Contains(got.text, "Reply approve") || strings.Contains(got.text, "always") || got.buttons != nil {
 		t.Fatalf("typed question: %q", got.text)
 	}
@@ -120,7 +120,7 @@ func TestLongPlanGoesAsAFile(t *testing.T) {
 		o := newOut(true, true)
 		o.files, o.limit = files, 4096
 		a := New(o, Config{}, nil, nil)
-		res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", Request: planRequest(plan)})
+		res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", Request: planRequest(plan)})
 		o.mu.Lock()
 		sends := append([]sent(nil), o.sent...)
 		o.mu.Unlock()
@@ -148,7 +148,7 @@ func TestPlanTimeoutKeepsPlanning(t *testing.T) {
 	a := New(o, Config{Timeout: time.Minute}, nil, nil)
 	fire := make(chan time.Time)
 	a.after = func(time.Duration) <-chan time.Time { return fire }
-	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", Request: planRequest("p")})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", Request: planRequest("p")})
 	fire <- time.Time{}
 	out := wait(t, res)
 	if out.Decision.Allow || out.KeepPlanning || out.By != "timeout" || !strings.Contains(out.Decision.Message, "stay in plan mode") {
@@ -165,7 +165,7 @@ func TestPlanOnTheCard(t *testing.T) {
 	card := newCard()
 	res := make(chan Outcome, 1)
 	go func() {
-		res <- a.Ask(context.Background(), Question{Key: "s", Target: chat, Asker: "tg:42", AskerOwner: true, Card: card, Request: planRequest("## Steps\n1. one")})
+		res <- a.Ask(context.Background(), Question{Key: sk("s"), Target: chat, Asker: "tg:42", AskerOwner: true, Card: card, Request: planRequest("## Steps\n1. one")})
 	}()
 	select {
 	case <-card.asked:
@@ -191,7 +191,7 @@ func TestPlanOfAnotherPersonsTurn(t *testing.T) {
 	t.Parallel()
 	o := newOut(true, true)
 	a := New(o, Config{OwnersOnly: true, Owners: []string{"tg:900"}, DirectChats: map[string]bool{"tg": true}}, nil, nil)
-	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: planRequest("1. x")})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: planRequest("1. x")})
 	sent := o.to("900")
 	if len(sent) != 1 || !strings.Contains(sent[0].text, "your next message in tg:42 (the turn's chat) is the feedback") || !strings.Contains(sent[0].text, "Asked in a turn of Ann (tg:ann) in tg:42") {
 		t.Fatalf("sent to the owner: %+v", sent)

@@ -82,7 +82,7 @@ func TestLongInputIsAttached(t *testing.T) {
 			o := newOut(true, true)
 			o.files = true
 			a := New(o, Config{}, nil, nil)
-			res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", Request: request("Bash", map[string]any{"command": tt.cmd})})
+			res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", Request: request("Bash", map[string]any{"command": tt.cmd})})
 			sent := o.to("42")
 			if len(sent) != 2 || sent[0].file != "command.sh" || string(sent[0].data) != tt.cmd {
 				t.Fatalf("sent %+v", sent)
@@ -101,7 +101,7 @@ func TestLongInputIsAttached(t *testing.T) {
 			// No files on this channel: all of it in the text.
 			o = newOut(true, true)
 			a = New(o, Config{}, nil, nil)
-			res = ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", Request: request("Bash", map[string]any{"command": tt.cmd})})
+			res = ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", Request: request("Bash", map[string]any{"command": tt.cmd})})
 			sent = o.to("42")
 			if len(sent) != 1 || sent[0].file != "" || !strings.Contains(sent[0].text, "(the whole command, ") {
 				t.Fatalf("sent %+v", sent)

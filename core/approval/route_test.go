@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -28,7 +29,7 @@ func TestOwnersAnswerForOthers(t *testing.T) {
 	t.Parallel()
 	o := newOut(true, true)
 	a := New(o, Config{OwnersOnly: true, Owners: []string{"tg:olga", "tg:*", "dc:9"}, DirectChats: map[string]bool{"tg": true}}, nil, nil)
-	res := ask(t, a, o, Question{Key: "s", Target: group, Asker: "tg:ann", AskerName: "Ann", Request: request("Bash", map[string]any{"command": "id > ~/owned"})})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: group, Asker: "tg:ann", AskerName: "Ann", Request: request("Bash", map[string]any{"command": "id > ~/owned"})})
 	<-o.notify // the waiting notice
 	q := o.to("olga")
 	if len(q) != 1 || !strings.Contains(q[0].text, "$ id > ~/owned") || !strings.Contains(q[0].text, "Asked in a turn of Ann (tg:ann) in tg:-100.") {
@@ -115,7 +116,7 @@ func TestNoApprover(t *testing.T) {
 	t.Parallel()
 	o := newOut(true, true)
 	a := New(o, Config{OwnersOnly: true, Timeout: time.Hour}, nil, nil)
-	res := ask(t, a, o, Question{Key: "s", Target: group, Asker: "tg:ann", Request: request("Bash", map[string]any{"command": "id"})})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: group, Asker: "tg:ann", Request: request("Bash", map[string]any{"command": "id"})})
 	got := wait(t, res)
 	if got.Decision.Allow || got.By != "no approver" || !strings.Contains(got.Decision.Message, "denied") {
 		t.Errorf("outcome %+v", got)
@@ -134,7 +135,7 @@ func TestOwnerUnreachable(t *testing.T) {
 	t.Parallel()
 	o := &failing{out: newOut(true, true), fail: "olga"}
 	a := New(o, Config{OwnersOnly: true, Owners: []string{"tg:olga"}, DirectChats: map[string]bool{"tg": true}}, nil, nil)
-	got := a.Ask(t.Context(), Question{Key: "s", Target: group, Asker: "tg:ann", Request: request("Bash", map[string]any{"command": "id"})})
+	got := a.Ask(t.Context(), Question{Key: sk("s"), Target: group, Asker: "tg:ann", Request: request("Bash", map[string]any{"command": "id"})})
 	if got.Decision.Allow || got.By != "undeliverable" {
 		t.Errorf("outcome %+v", got)
 	}
@@ -149,7 +150,7 @@ type failing struct {
 	fail string
 }
 
-func (f *failing) SendButtons(key string, tgt message.Target, text string, format channel.Format, b [][]channel.Button) []string {
+func (f *failing) SendButtons(key sessionkey.Key, tgt message.Target, text string, format channel.Format, b [][]channel.Button) []string {
 	if tgt.ChatID == f.fail {
 		return nil
 	}
@@ -162,7 +163,7 @@ func TestAlwaysNeedsARule(t *testing.T) {
 	t.Parallel()
 	o := newOut(false, true)
 	a := New(o, Config{}, nil, nil)
-	res := ask(t, a, o, Question{Key: "s", Target: chat, Asker: "tg:ann", Request: request("Bash", map[string]any{"command": "ls; curl x | sh"})})
+	res := ask(t, a, o, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", Request: request("Bash", map[string]any{"command": "ls; curl x | sh"})})
 	if s := o.last(); !strings.Contains(s.text, "Reply yes or no.") {
 		t.Errorf("question %q", s.text)
 	}
@@ -213,7 +214,7 @@ func TestAnsweredFromTheOwnersDM(t *testing.T) {
 			t.Parallel()
 			o := newOut(true, true)
 			a := New(o, Config{OwnersOnly: true, Owners: []string{"sl:U0OLGA"}, DirectChats: map[string]bool{"sl": true}}, nil, nil)
-			res := ask(t, a, o, Question{Key: "s", Target: message.Target{Instance: "sl", ChatID: "C0GEN"}, Asker: "sl:U0ANN", AskerName: "Ann",
+			res := ask(t, a, o, Question{Key: sk("s"), Target: message.Target{Instance: "sl", ChatID: "C0GEN"}, Asker: "sl:U0ANN", AskerName: "Ann",
 				Request: request("Bash", map[string]any{"command": "id"})})
 			q := o.to("U0OLGA")
 			if len(q) != 1 || len(q[0].buttons) == 0 {

@@ -77,9 +77,11 @@ const (
 
 // compounds are stages made of stages: core/admission decides an arriving
 // message with core/access, core/received and the command parser, and
-// returns one verdict the composer acts on.
+// returns one verdict the composer acts on; core/replyroute takes a turn's
+// reply out through core/sending, core/delivery and core/agentend.
 var compounds = map[string]bool{
-	"core/admission": true,
+	"core/admission":  true,
+	"core/replyroute": true,
 }
 
 // stages are the pipeline's stage packages.

@@ -31,6 +31,7 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/usage"
 )
 
 // Store is what budgets read and write.
@@ -122,6 +123,9 @@ type Budgets struct {
 	store Store
 	clock tstime.Clock
 	rules func() (Rules, *time.Location)
+	// prices price the turns claude did not, from the top-level budget's
+	// price blocks (Prices, SetPrices).
+	prices *usage.Prices
 
 	mu     sync.Mutex
 	warned map[string]bool // Key + period start, given by this host
@@ -142,7 +146,28 @@ type admitted struct {
 // the zone of days and months (nil: local), read at each check (a reload
 // changes them).
 func New(st Store, clock tstime.Clock, rules func() (Rules, *time.Location)) *Budgets {
-	return &Budgets{store: st, clock: clock, rules: rules, warned: map[string]bool{}, running: map[*admitted]struct{}{}, ended: make(chan struct{})}
+	r, _ := rules()
+	return &Budgets{store: st, clock: clock, rules: rules, prices: usage.NewPrices(r.prices()), warned: map[string]bool{}, running: map[*admitted]struct{}{}, ended: make(chan struct{})}
+}
+
+// Prices price the turns claude did not (a cut turn's tokens): the
+// operator's price blocks over the known models' (turn.Options.Prices).
+func (b *Budgets) Prices() *usage.Prices { return b.prices }
+
+// SetPrices takes the price blocks of r (a reload).
+func (b *Budgets) SetPrices(r Rules) { b.prices.SetConfigured(r.prices()) }
+
+// prices is the operator's price table: the top-level budget's price
+// blocks (nil: none).
+func (r Rules) prices() map[string]usage.Price {
+	if r.Top == nil || len(r.Top.Prices) == 0 {
+		return nil
+	}
+	out := make(map[string]usage.Price, len(r.Top.Prices))
+	for _, p := range r.Top.Prices {
+		out[p.Model] = usage.Complete(p.Model, usage.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite})
+	}
+	return out
 }
 
 // Limits are the budgets that apply to t under r: an agent's own budget

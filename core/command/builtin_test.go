@@ -38,11 +38,11 @@ type fakeSessions struct {
 // tk is the session the tests' commands run in.
 var tk = sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: "tg:direct:5"}
 
-func (f *fakeSessions) Overrides(context.Context, string) (session.Overrides, error) {
+func (f *fakeSessions) Overrides(context.Context, sessionkey.Key) (session.Overrides, error) {
 	return session.Overrides{Model: f.model, Effort: session.Effort(f.effort), Mode: f.mode, Queue: session.QueueMode(f.queue)}, nil
 }
 
-func (f *fakeSessions) Past(context.Context, string) ([]session.PastSession, error) {
+func (f *fakeSessions) Past(context.Context, sessionkey.Key) ([]session.PastSession, error) {
 	return []session.PastSession{
 		{ID: "0123456789", Started: time.Unix(1_800_000_000, 0).UTC(), Last: time.Unix(1_800_003_600, 0).UTC(), Turns: 4},
 		{ID: "abcdef0123", Started: time.Unix(1_799_000_000, 0).UTC(), Last: time.Unix(1_799_003_600, 0).UTC(), Turns: 2, Name: "parser fix", Title: "Fixing the parser"},
@@ -50,7 +50,7 @@ func (f *fakeSessions) Past(context.Context, string) ([]session.PastSession, err
 	}, nil
 }
 
-func (f *fakeSessions) Switch(_ context.Context, _ string, n int) (session.PastSession, error) {
+func (f *fakeSessions) Switch(_ context.Context, _ sessionkey.Key, n int) (session.PastSession, error) {
 	if n < 1 || n > 3 {
 		return session.PastSession{}, fmt.Errorf("there is no earlier session %d (/list shows 3)", n)
 	}
@@ -58,7 +58,7 @@ func (f *fakeSessions) Switch(_ context.Context, _ string, n int) (session.PastS
 	return session.PastSession{ID: "0123456789", Started: time.Unix(1_800_000_000, 0).UTC(), Turns: 4}, nil
 }
 
-func (f *fakeSessions) Current(context.Context, string) (session.PastSession, bool, error) {
+func (f *fakeSessions) Current(context.Context, sessionkey.Key) (session.PastSession, bool, error) {
 	name := ""
 	if len(f.names) > 0 {
 		name = f.names[len(f.names)-1]
@@ -66,7 +66,7 @@ func (f *fakeSessions) Current(context.Context, string) (session.PastSession, bo
 	return session.PastSession{ID: "99999999aa", Started: time.Unix(1_800_010_000, 0).UTC(), Last: time.Unix(1_800_010_600, 0).UTC(), Turns: 3, Name: name, Title: "Now"}, true, nil
 }
 
-func (f *fakeSessions) Name(_ context.Context, _ string, name string) error {
+func (f *fakeSessions) Name(_ context.Context, _ sessionkey.Key, name string) error {
 	f.names = append(f.names, name)
 	return nil
 }
@@ -74,7 +74,7 @@ func (f *fakeSessions) Name(_ context.Context, _ string, name string) error {
 // SetOverride stores through session.Overrides.Set, as the gateway does:
 // a value the handler let through that Set refuses fails the test.
 func (f *fakeSessions) SetOverride(ctx context.Context, key sessionkey.Key, name session.Setting, value string) error {
-	o, _ := f.Overrides(ctx, key.String())
+	o, _ := f.Overrides(ctx, key)
 	if err := o.Set(name, value); err != nil {
 		f.t.Errorf("SetOverride(%q, %q): %v", name, value, err)
 		return err
@@ -83,11 +83,11 @@ func (f *fakeSessions) SetOverride(ctx context.Context, key sessionkey.Key, name
 	return nil
 }
 
-func (f *fakeSessions) Reset(key string, _ *message.Message, reason string) {
-	f.resets = append(f.resets, key+" "+reason)
+func (f *fakeSessions) Reset(key sessionkey.Key, _ *message.Message, reason string) {
+	f.resets = append(f.resets, key.String()+" "+reason)
 }
-func (f *fakeSessions) Stop(string) (bool, int) { return f.aborted, f.dropped }
-func (f *fakeSessions) Running(string) bool     { return f.running }
+func (f *fakeSessions) Stop(sessionkey.Key) (bool, int) { return f.aborted, f.dropped }
+func (f *fakeSessions) Running(sessionkey.Key) bool     { return f.running }
 
 type fakePlugins struct {
 	ready    bool
@@ -279,8 +279,8 @@ func TestBuiltins(t *testing.T) {
 		}
 	}
 	// How the last turn got to claude, before the agent's state.
-	h.LastTurn = func(key string) string {
-		if key != tk.String() {
+	h.LastTurn = func(key sessionkey.Key) string {
+		if key != tk {
 			return ""
 		}
 		return "waited 1.2 s for a free slot (4 of 4 running), started claude in 0.9 s (no warm process: 4 of 4 warm, 4 in use)"
@@ -290,7 +290,7 @@ func TestBuiltins(t *testing.T) {
 	}
 	h.LastTurn = nil
 	// What the lifecycle hooks last did (a voice plugin's timings).
-	h.HookWork = func(key string) []string {
+	h.HookWork = func(key sessionkey.Key) []string {
 		return []string{"🎙 transcribed in 1.4 s", "🔊 spoken in 0.8 s"}
 	}
 	if got, want := answer(t, h, "/status", false), "Hooks: 🎙 transcribed in 1.4 s · 🔊 spoken in 0.8 s\n"; !strings.Contains(got, want) {
@@ -486,7 +486,7 @@ func TestModePickerOwnersOnly(t *testing.T) {
 func TestQueueModeCommand(t *testing.T) {
 	t.Parallel()
 	h, s, _, _ := newHandler(t)
-	h.QueueMode = func(sessionkey.Key) string { return "collect" }
+	h.QueueMode = func(string) string { return "collect" }
 	for _, c := range []struct{ text, want string }{
 		{"/queue", "Queue: collect. Change with /queue followup|collect|interrupt|steer or default."},
 		{"/queue sideways", "Queue mode is one of followup, collect, interrupt, steer, or default."},

@@ -23,23 +23,23 @@ import (
 // composer implements it over the queue and turn stages.
 type Sessions interface {
 	// Reset starts a new session (a running turn is aborted).
-	Reset(key string, m *message.Message, reason string)
+	Reset(key sessionkey.Key, m *message.Message, reason string)
 	// Stop aborts the running turn and drops the waiting messages.
-	Stop(key string) (aborted bool, dropped int)
+	Stop(key sessionkey.Key) (aborted bool, dropped int)
 	// Running reports whether a turn of the session runs.
-	Running(key string) bool
+	Running(key sessionkey.Key) bool
 	// Overrides are the session's own settings ("" for the configured
 	// default).
-	Overrides(ctx context.Context, key string) (session.Overrides, error)
+	Overrides(ctx context.Context, key sessionkey.Key) (session.Overrides, error)
 	// Past are the chat's earlier sessions, newest first.
-	Past(ctx context.Context, key string) ([]session.PastSession, error)
+	Past(ctx context.Context, key sessionkey.Key) ([]session.PastSession, error)
 	// Switch makes the n-th earlier session current (1 = newest).
-	Switch(ctx context.Context, key string, n int) (session.PastSession, error)
+	Switch(ctx context.Context, key sessionkey.Key, n int) (session.PastSession, error)
 	// Current is the chat's current session (ok false: none yet), with
 	// its name and claude's title.
-	Current(ctx context.Context, key string) (cur session.PastSession, ok bool, err error)
+	Current(ctx context.Context, key sessionkey.Key) (cur session.PastSession, ok bool, err error)
 	// Name names the current session (/name; "" clears the name).
-	Name(ctx context.Context, key string, name string) error
+	Name(ctx context.Context, key sessionkey.Key, name string) error
 	// SetOverride stores one of them (session.Overrides.Set: an unknown
 	// name or a value outside a closed set is an error); the next turn
 	// applies it (the warm claude process restarts with --resume for all
@@ -104,19 +104,20 @@ type Handler struct {
 	Modes func(key sessionkey.Key) []string
 	// Agents, when not nil, are the chat's agents (/agent).
 	Agents Agents
-	// QueueMode returns the configured queue mode of a session.
-	QueueMode func(key sessionkey.Key) string
+	// QueueMode returns the configured queue mode of the chats on instance
+	// (queue.by_channel, else queue.mode).
+	QueueMode func(instance string) string
 	// Approvals, when not nil, gives /status's lines about the session's
 	// tool-use questions (the open one, the last decisions).
-	Approvals func(key string) []string
+	Approvals func(key sessionkey.Key) []string
 	// LastTurn, when not nil, says how the session's last turn got to
 	// claude (how long it waited for a slot, whether claude was started
 	// and why), for /status's "Last turn:" line; "" when no turn ran.
-	LastTurn func(key string) string
+	LastTurn func(key sessionkey.Key) string
 	// HookWork, when set, is what the lifecycle hooks last did for a
 	// session, a line each ("🎙 transcribed 3 s of audio in 1.2 s"): /status
 	// shows them.
-	HookWork func(key string) []string
+	HookWork func(key sessionkey.Key) []string
 	// Pause, when not nil, is the usage-limit pause: /status's "Paused
 	// until" line and /resume.
 	Pause Pause

@@ -42,7 +42,7 @@ func (h *Handler) status(ctx context.Context, key sessionkey.Key, costs bool) st
 		}
 		// The id the logs show (the runner's session=) and that
 		// `claude --resume` takes; the core's own session id is internal.
-		if o, _ := h.Sessions.Overrides(ctx, key.String()); o != (session.Overrides{}) {
+		if o, _ := h.Sessions.Overrides(ctx, key); o != (session.Overrides{}) {
 			if o.Model != "" && o.Model != "default" {
 				model = o.Model + " (set with /model)"
 			}
@@ -66,22 +66,22 @@ func (h *Handler) status(ctx context.Context, key sessionkey.Key, costs bool) st
 		}
 	}
 	if h.Approvals != nil {
-		for _, l := range h.Approvals(key.String()) {
+		for _, l := range h.Approvals(key) {
 			b.WriteString(l + "\n")
 		}
 	}
 	if h.LastTurn != nil {
-		if l := h.LastTurn(key.String()); l != "" {
+		if l := h.LastTurn(key); l != "" {
 			b.WriteString("Last turn: " + l + "\n")
 		}
 	}
 	if h.HookWork != nil {
-		if ls := h.HookWork(key.String()); len(ls) > 0 {
+		if ls := h.HookWork(key); len(ls) > 0 {
 			b.WriteString("Hooks: " + strings.Join(ls, " · ") + "\n")
 		}
 	}
 	state := "idle"
-	if h.Sessions.Running(key.String()) {
+	if h.Sessions.Running(key) {
 		state = "running"
 	}
 	if h.Pause != nil {

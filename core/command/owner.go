@@ -52,7 +52,7 @@ func (h *Handler) name(ctx context.Context, key sessionkey.Key, arg string) stri
 	if len([]rune(arg)) > maxNameLen {
 		return fmt.Sprintf("Not named: a name has at most %d characters.", maxNameLen)
 	}
-	if err := h.Sessions.Name(ctx, key.String(), arg); err != nil {
+	if err := h.Sessions.Name(ctx, key, arg); err != nil {
 		return "Not named: " + err.Error() + "."
 	}
 	return fmt.Sprintf("This session is now named %q.", arg)

@@ -17,7 +17,7 @@ var (
 	// /reset is /new.
 	cmdReset = &builtin{name: "reset", help: "same as /new", needs: control, run: reset}
 	cmdStop  = &builtin{name: "stop", help: "stop the running reply and clear the queue", needs: control,
-		run: func(h *Handler, c call) string { return stopText(h.Sessions.Stop(c.key.String())) }}
+		run: func(h *Handler, c call) string { return stopText(h.Sessions.Stop(c.key)) }}
 	// /resume ends claude's usage-limit pause now: the parked messages
 	// run (and, if the limit still holds, park again).
 	cmdResume = &builtin{name: "resume", help: "retry now what claude's usage limit paused (owners)", needs: owner,
@@ -58,7 +58,7 @@ var (
 // triggers first; this is the command when the triggers are configured
 // away).
 func reset(h *Handler, c call) string {
-	h.Sessions.Reset(c.key.String(), c.m, "/"+c.name)
+	h.Sessions.Reset(c.key, c.m, "/"+c.name)
 	return "New session started."
 }
 
@@ -77,11 +77,11 @@ func stopText(aborted bool, dropped int) string {
 // list answers /list: the chat's current and earlier sessions, each with
 // its name (/name), claude's own title, its dates and turns.
 func (h *Handler) list(ctx context.Context, key sessionkey.Key) string {
-	past, err := h.Sessions.Past(ctx, key.String())
+	past, err := h.Sessions.Past(ctx, key)
 	if err != nil {
 		return "The sessions could not be read; try again."
 	}
-	cur, ok, err := h.Sessions.Current(ctx, key.String())
+	cur, ok, err := h.Sessions.Current(ctx, key)
 	if err != nil {
 		return "The sessions could not be read; try again."
 	}
@@ -135,7 +135,7 @@ func (h *Handler) switchTo(ctx context.Context, key sessionkey.Key, arg string) 
 	if err != nil {
 		return "Usage: /switch N or /switch NAME, from /list."
 	}
-	p, err := h.Sessions.Switch(ctx, key.String(), n)
+	p, err := h.Sessions.Switch(ctx, key, n)
 	if err != nil {
 		return "Not switched: " + err.Error() + "."
 	}
@@ -146,7 +146,7 @@ func (h *Handler) switchTo(ctx context.Context, key sessionkey.Key, arg string) 
 // one whose name is name, else the only one whose name or title starts
 // with it.
 func (h *Handler) pastByName(ctx context.Context, key sessionkey.Key, name string) (int, error) {
-	past, err := h.Sessions.Past(ctx, key.String())
+	past, err := h.Sessions.Past(ctx, key)
 	if err != nil {
 		return 0, err
 	}

@@ -34,7 +34,7 @@ var (
 		}}
 	cmdQueue = &builtin{name: "queue", help: "what a message does while a reply runs: /queue followup|collect|interrupt|steer|default", needs: control,
 		run: func(h *Handler, c call) string {
-			return h.queueMode(c.ctx, c.key, strings.ToLower(strings.TrimSpace(c.args)))
+			return h.queueMode(c.ctx, c.key, c.m.Instance, strings.ToLower(strings.TrimSpace(c.args)))
 		}}
 )
 
@@ -94,7 +94,7 @@ func (h *Handler) model(ctx context.Context, key sessionkey.Key, arg string) str
 	if h.Models != nil {
 		offered = h.Models(key)
 	}
-	o, err := h.Sessions.Overrides(ctx, key.String())
+	o, err := h.Sessions.Overrides(ctx, key)
 	if err != nil {
 		return "The session could not be read; try again."
 	}
@@ -146,7 +146,7 @@ func (h *Handler) model(ctx context.Context, key sessionkey.Key, arg string) str
 // effort answers /effort: bare, the session's level; "default" clears it; a
 // level sets it.
 func (h *Handler) effort(ctx context.Context, key sessionkey.Key, arg string) string {
-	o, err := h.Sessions.Overrides(ctx, key.String())
+	o, err := h.Sessions.Overrides(ctx, key)
 	if err != nil {
 		return "The session could not be read; try again."
 	}
@@ -181,7 +181,7 @@ func (h *Handler) mode(ctx context.Context, key sessionkey.Key, arg string, owne
 		def = h.Mode(key)
 	}
 	def = cmp.Or(def, "default")
-	o, err := h.Sessions.Overrides(ctx, key.String())
+	o, err := h.Sessions.Overrides(ctx, key)
 	if err != nil {
 		return "The session could not be read; try again."
 	}
@@ -214,14 +214,14 @@ func (h *Handler) mode(ctx context.Context, key sessionkey.Key, arg string, owne
 
 // queueMode answers /queue: bare, this chat's mode; "default" clears it; a
 // mode sets it from the next message on.
-func (h *Handler) queueMode(ctx context.Context, key sessionkey.Key, arg string) string {
-	o, err := h.Sessions.Overrides(ctx, key.String())
+func (h *Handler) queueMode(ctx context.Context, key sessionkey.Key, instance, arg string) string {
+	o, err := h.Sessions.Overrides(ctx, key)
 	if err != nil {
 		return "The session could not be read; try again."
 	}
 	def := string(session.QueueFollowup)
 	if h.QueueMode != nil {
-		def = cmp.Or(h.QueueMode(key), def)
+		def = cmp.Or(h.QueueMode(instance), def)
 	}
 	switch q, err := session.ParseQueueMode(arg); {
 	case arg == "":
@@ -255,7 +255,7 @@ func (h *Handler) ApplyDirective(ctx context.Context, key sessionkey.Key, m *mes
 		s, err := h.Store.Session(ctx, key.String())
 		return answer, err == nil && s.Verbose == strings.EqualFold(arg, "on")
 	}
-	o, err := h.Sessions.Overrides(ctx, key.String())
+	o, err := h.Sessions.Overrides(ctx, key)
 	if err != nil {
 		return answer, false
 	}

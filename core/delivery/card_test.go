@@ -22,10 +22,10 @@ func TestTurnCardBecomesTheReply(t *testing.T) {
 	f := newFixture(t, 100)
 	f.ch.desc.Capabilities.Buttons = true
 	id := f.entry()
-	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
 	dr.Card("⏳ Working · 5s\n⚙ Read: a_b.go", channel.FormatPlain, stopRow)
 	dr.Stop()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "The answer.", Format: channel.FormatMarkdown, Draft: dr, Ping: "✅ Done — took 45s."})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "The answer.", Format: channel.FormatMarkdown, Draft: dr, Ping: "✅ Done — took 45s."})
 	calls := f.ch.log()
 	if len(calls) != 3 {
 		t.Fatalf("calls %+v", calls)
@@ -50,7 +50,7 @@ func TestTurnCardUpdatesKeepStop(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	f.ch.desc.Capabilities.Buttons = true
-	dr := f.d.NewDraft("k", f.entry(), tgt, store.Live{})
+	dr := f.d.NewDraft(sk("k"), f.entry(), tgt, store.Live{})
 	dr.Card("⏳ Working · 5s", channel.FormatPlain, stopRow)
 	dr.mu.Lock()
 	dr.last = dr.last.Add(-draftInterval) // the interval has passed
@@ -69,9 +69,9 @@ func TestTurnCardCollapses(t *testing.T) {
 	f := newFixture(t, 100)
 	f.ch.desc.Capabilities.Buttons = true
 	id := f.entry()
-	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
 	dr.Card("⏳ Working · 1m 10s", channel.FormatPlain, stopRow)
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Draft: dr, Ping: "✅ Done — took 1m 12s."})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Draft: dr, Ping: "✅ Done — took 1m 12s."})
 	if !dr.Final("⏹ Stopped after 1m 12s.") {
 		t.Fatal("the card was not collapsed")
 	}
@@ -88,12 +88,12 @@ func TestNoPingForNewMessages(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 40)
 	id := f.entry()
-	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
 	dr.Update("Working on it")
 	dr.Stop()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: strings.Repeat("word ", 20), Format: channel.FormatMarkdown, Draft: dr, Ping: "ping"})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: strings.Repeat("word ", 20), Format: channel.FormatMarkdown, Draft: dr, Ping: "ping"})
 	id2 := f.entry()
-	f.d.Deliver(Reply{Key: "k", ID: id2, Target: tgt, Text: "short", Format: channel.FormatMarkdown, Draft: f.d.NewDraft("k", id2, tgt, store.Live{}), Ping: "ping"})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id2, Target: tgt, Text: "short", Format: channel.FormatMarkdown, Draft: f.d.NewDraft(sk("k"), id2, tgt, store.Live{}), Ping: "ping"})
 	for _, c := range f.ch.log() {
 		if c.text == "ping" {
 			t.Errorf("pinged: %+v", f.ch.log())
@@ -197,7 +197,7 @@ func TestTurnCardEditThatMayPassKeepsTheCard(t *testing.T) {
 		f := newFixture(t, 100)
 		f.ch.desc.Capabilities.Buttons = true
 		id := f.entry()
-		dr := f.d.NewDraft("k", id, tgt, store.Live{})
+		dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
 		dr.Card("⏳ Working · 5s", channel.FormatPlain, stopRow)
 		f.ch.editErrs = []error{err}
 		dr.mu.Lock()
@@ -205,7 +205,7 @@ func TestTurnCardEditThatMayPassKeepsTheCard(t *testing.T) {
 		dr.mu.Unlock()
 		dr.Card("⏳ Working · 7s", channel.FormatPlain, stopRow)
 		dr.Stop()
-		f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "The answer.", Format: channel.FormatMarkdown, Draft: dr})
+		f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "The answer.", Format: channel.FormatMarkdown, Draft: dr})
 		calls := f.ch.log()
 		last := calls[len(calls)-1]
 		if last.op != "edit" || last.msgID != "1" || last.text != "The answer." || last.buttons != "" {
@@ -246,7 +246,7 @@ func TestTurnCardWithFile(t *testing.T) {
 	ws, _ := mediaWorkspace(t)
 	f.d.SetSettings(Settings{Workspace: ws, MaxMediaBytes: 1000})
 	id := f.entry()
-	dr := f.d.NewDraft("tg:direct:1", id, tgt, store.Live{})
+	dr := f.d.NewDraft(sk("tg:direct:1"), id, tgt, store.Live{})
 	dr.Card("⏳ Working · 5s", channel.FormatPlain, stopRow)
 	dr.mu.Lock()
 	dr.last = dr.last.Add(-draftInterval) // the interval has passed
@@ -254,7 +254,7 @@ func TestTurnCardWithFile(t *testing.T) {
 	dr.Update("Here it is.")
 	dr.Stop()
 	// As core/turn's AttachFile and run add the queued file to the reply.
-	f.d.Deliver(Reply{Key: "tg:direct:1", ID: id, Target: tgt, Format: channel.FormatMarkdown, Draft: dr,
+	f.d.Deliver(Reply{Key: sk("tg:direct:1"), ID: id, Target: tgt, Format: channel.FormatMarkdown, Draft: dr,
 		Text: "Here it is.\n\nQ3 report\nMEDIA:report.pdf"})
 	texts, media := shownTexts(f.ch.log())
 	n := 0
@@ -285,11 +285,11 @@ func TestTurnCardWithFileAfterRestart(t *testing.T) {
 	ws, _ := mediaWorkspace(t)
 	f.d.SetSettings(Settings{Workspace: ws, MaxMediaBytes: 1000})
 	id := f.entry()
-	dr := f.d.NewDraft("tg:direct:1", id, tgt, store.Live{})
+	dr := f.d.NewDraft(sk("tg:direct:1"), id, tgt, store.Live{})
 	dr.Card("⏳ Working · 5s", channel.FormatPlain, nil)
 	dr.Stop()
 	text := "Here it is.\n\nQ3 report\nMEDIA:report.pdf"
-	f.d.Deliver(Reply{Key: "tg:direct:1", ID: id, Target: tgt, Format: channel.FormatMarkdown, Draft: dr, Text: text})
+	f.d.Deliver(Reply{Key: sk("tg:direct:1"), ID: id, Target: tgt, Format: channel.FormatMarkdown, Draft: dr, Text: text})
 	p := f.pending(id)
 	if !slices.Equal(p.Reply.Chunks, []string{"Here it is.", "Q3 report"}) || p.Reply.DraftID != "1" || p.Reply.Text != text {
 		t.Fatalf("recorded %q with draft %q, text %q", p.Reply.Chunks, p.Reply.DraftID, p.Reply.Text)
@@ -307,8 +307,8 @@ func TestTurnCardWithFileAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := len(f.ch.log())
-	f.d.DeliverPending("tg:direct:1", f.pending(id2), tgt)
-	f.d.DeliverPending("tg:direct:1", f.pending(id2), tgt)
+	f.d.DeliverPending(sk("tg:direct:1"), f.pending(id2), tgt)
+	f.d.DeliverPending(sk("tg:direct:1"), f.pending(id2), tgt)
 	calls := f.ch.log()[before:]
 	if len(calls) != 1 || calls[0].op != "send" || calls[0].text != "Q3 report" || len(calls[0].media) != 1 {
 		t.Errorf("resumed delivery: %+v; want the file with its caption, once", calls)

@@ -16,9 +16,11 @@ package delivery
 import (
 	"context"
 	"fmt"
-	"github.com/clawhost/clawhost/core/internal/tstime"
 	"sync"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/tstime"
+	"github.com/clawhost/clawhost/core/sessionkey"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -91,7 +93,7 @@ type Options struct {
 	// Serialize takes the session's send lock and returns its unlock;
 	// core/queue.Locks provides it (per-session order has one owner). Nil
 	// means a lock of the dispatcher's own.
-	Serialize func(key string) (unlock func())
+	Serialize func(key sessionkey.Key) (unlock func())
 }
 
 // Tuning.
@@ -122,7 +124,7 @@ type Dispatcher struct {
 	cancel    context.CancelFunc
 	draining  chan struct{}
 	drainOnce sync.Once
-	serialize func(key string) (unlock func())
+	serialize func(key sessionkey.Key) (unlock func())
 	// warm runs the typing indicator's calls (see warmCalls).
 	warm *warmCalls
 
@@ -143,7 +145,7 @@ func New(opts Options) *Dispatcher {
 	opts.Clock = tstime.Or(opts.Clock)
 	if opts.Serialize == nil {
 		var mu sync.Mutex
-		opts.Serialize = func(string) func() { mu.Lock(); return mu.Unlock }
+		opts.Serialize = func(sessionkey.Key) func() { mu.Lock(); return mu.Unlock }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Dispatcher{log: opts.Logger.Named("delivery"), ch: opts.Channels, store: opts.Store, obs: opts.Observer, clock: opts.Clock, ctx: ctx, cancel: cancel, draining: make(chan struct{}), serialize: opts.Serialize, warm: newWarmCalls(ctx), set: withDefaults(opts.Settings)}

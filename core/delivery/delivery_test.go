@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/internal/tstime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/tstime"
+	"github.com/clawhost/clawhost/core/sessionkey"
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
@@ -254,7 +256,7 @@ func TestChunksInOrderThenDone(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 20)
 	id := f.entry()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown, ReplyTo: "m9"})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown, ReplyTo: "m9"})
 	calls := f.ch.log()
 	if len(calls) < 3 {
 		t.Fatalf("expected the reply split over several messages: %+v", calls)
@@ -287,7 +289,7 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 		nil,
 	}
 	id := f.entry()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
 	want := []time.Duration{7 * time.Second, time.Second, 2 * time.Second}
 	if got := f.clock.recorded(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("waits %v, want %v (retry_after first, then the backoff doubling from where it was)", got, want)
@@ -301,7 +303,7 @@ func TestFormattingRejectedFallsBackToPlainAtOnce(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	f.ch.sendErrs = []error{&channel.Error{Code: channel.CodeFormattingRejected}}
-	f.d.Deliver(Reply{Key: "k", ID: f.entry(), Target: tgt, Text: "*bold*", Format: channel.FormatMarkdown})
+	f.d.Deliver(Reply{Key: sk("k"), ID: f.entry(), Target: tgt, Text: "*bold*", Format: channel.FormatMarkdown})
 	calls := f.ch.log()
 	if len(calls) != 2 || calls[1].op != "send" || calls[1].format != channel.FormatPlain {
 		t.Fatalf("calls %+v", calls)
@@ -321,8 +323,8 @@ func TestSendCarriesTheMeasuredRendering(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	f.ch.desc.Capabilities.Markup = channel.MarkupHTMLSubset
-	f.d.Deliver(Reply{Key: "k", ID: f.entry(), Target: tgt, Text: "**bold** & `x`", Format: channel.FormatMarkdown})
-	f.d.Send("k", tgt, "_also_ here", channel.FormatMarkdown)
+	f.d.Deliver(Reply{Key: sk("k"), ID: f.entry(), Target: tgt, Text: "**bold** & `x`", Format: channel.FormatMarkdown})
+	f.d.Send(sk("k"), tgt, "_also_ here", channel.FormatMarkdown)
 	want := []channel.Rendered{
 		{Markup: channel.MarkupHTMLSubset, Text: "<b>bold</b> &amp; <code>x</code>", Visible: "bold & x"},
 		{Markup: channel.MarkupHTMLSubset, Text: "<i>also</i> here", Visible: "also here"},
@@ -339,7 +341,7 @@ func TestSendCarriesTheMeasuredRendering(t *testing.T) {
 
 	cut := newFixture(t, 20)
 	cut.ch.desc.Capabilities.Markup = channel.MarkupHTMLSubset
-	cut.d.Deliver(Reply{Key: "k", ID: cut.entry(), Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown})
+	cut.d.Deliver(Reply{Key: sk("k"), ID: cut.entry(), Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown})
 	pieces := cut.ch.log()
 	if len(pieces) < 2 {
 		t.Fatalf("the reply is not cut: %+v", pieces)
@@ -353,10 +355,10 @@ func TestSendCarriesTheMeasuredRendering(t *testing.T) {
 	edited := newFixture(t, 100)
 	edited.ch.desc.Capabilities.Markup = channel.MarkupHTMLSubset
 	id := edited.entry()
-	dr := edited.d.NewDraft("k", id, tgt, store.Live{})
+	dr := edited.d.NewDraft(sk("k"), id, tgt, store.Live{})
 	dr.Update("Hel")
 	dr.Stop()
-	edited.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "**Hello** world", Format: channel.FormatMarkdown, Draft: dr})
+	edited.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "**Hello** world", Format: channel.FormatMarkdown, Draft: dr})
 	calls = edited.ch.log()
 	if last := calls[len(calls)-1]; last.op != "edit" || last.rendered == nil || last.rendered.Text != "<b>Hello</b> world" {
 		t.Errorf("the draft's edit into the reply: %+v", calls)
@@ -365,14 +367,14 @@ func TestSendCarriesTheMeasuredRendering(t *testing.T) {
 	plain := newFixture(t, 100)
 	plain.ch.desc.Capabilities.Markup = channel.MarkupHTMLSubset
 	plain.ch.sendErrs = []error{&channel.Error{Code: channel.CodeFormattingRejected}}
-	plain.d.Deliver(Reply{Key: "k", ID: plain.entry(), Target: tgt, Text: "*bold*", Format: channel.FormatMarkdown})
+	plain.d.Deliver(Reply{Key: sk("k"), ID: plain.entry(), Target: tgt, Text: "*bold*", Format: channel.FormatMarkdown})
 	if calls := plain.ch.log(); len(calls) != 2 || calls[0].rendered == nil || calls[1].format != channel.FormatPlain || calls[1].rendered != nil {
 		t.Errorf("the plain retry: %+v", calls)
 	}
 
 	none := newFixture(t, 100)
 	none.ch.desc.Capabilities.Markup = channel.MarkupNone
-	none.d.Deliver(Reply{Key: "k", ID: none.entry(), Target: tgt, Text: "**bold** & `x`", Format: channel.FormatMarkdown})
+	none.d.Deliver(Reply{Key: sk("k"), ID: none.entry(), Target: tgt, Text: "**bold** & `x`", Format: channel.FormatMarkdown})
 	if calls := none.ch.log(); len(calls) != 1 || calls[0].text != "bold & x" || calls[0].format != channel.FormatPlain || calls[0].rendered != nil {
 		t.Errorf("a channel without markup: %+v", calls)
 	}
@@ -383,7 +385,7 @@ func TestPermanentFailureFailsTheEntryAndTellsTheUser(t *testing.T) {
 	f := newFixture(t, 20)
 	f.ch.sendErrs = []error{nil, &channel.Error{Code: channel.CodeForbidden}}
 	id := f.entry()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown})
 	calls := f.ch.log()
 	last := calls[len(calls)-1]
 	if last.text != "(Part of the reply could not be delivered.)" || calls[1].op != "send-failed" || len(calls) != 3 {
@@ -404,7 +406,7 @@ func TestRetriesEndAfterSixAttempts(t *testing.T) {
 		f.ch.sendErrs = append(f.ch.sendErrs, &channel.Error{Code: channel.CodeUnavailable})
 	}
 	id := f.entry()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
 	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}
 	if got := f.clock.recorded(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("waits %v, want %v", got, want)
@@ -418,11 +420,11 @@ func TestDraftIsEditedIntoTheReply(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	id := f.entry()
-	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
 	dr.Update("Hel")
 	dr.Update("Hello wor") // within the second: held back
 	dr.Stop()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
 	calls := f.ch.log()
 	if len(calls) != 2 || calls[0].op != "send" || calls[0].text != "Hel" || calls[1].op != "edit" || calls[1].msgID != "1" || calls[1].text != "Hello world" {
 		t.Fatalf("calls %+v", calls)
@@ -437,10 +439,10 @@ func TestDraftEditFailureSendsTheReplyNormally(t *testing.T) {
 	f := newFixture(t, 100)
 	f.ch.editErr = &channel.Error{Code: channel.CodeUnsupported}
 	id := f.entry()
-	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
 	dr.Update("Hel")
 	dr.Stop()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
 	calls := f.ch.log()
 	// send the draft, the refused final edit, one more try (a lost answer
 	// would be retried), then the reply as a new message.
@@ -453,7 +455,7 @@ func TestEmptyReplyIsRecordedAsDone(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	id := f.entry()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt})
 	if len(f.ch.log()) != 0 || f.state(id) != store.StateDone {
 		t.Fatalf("calls %+v state %s", f.ch.log(), f.state(id))
 	}
@@ -522,7 +524,7 @@ func TestReplyCarriesTheTurnsBookkeeping(t *testing.T) {
 	}
 	id := f.entry()
 	p := turn()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown, Session: p})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown, Session: p})
 	if s, err := f.db.Session(ctx, "k"); err != nil || s.Turns != 1 {
 		t.Fatalf("session after the reply: %+v, %v; want the turn counted", s, err)
 	}
@@ -531,11 +533,16 @@ func TestReplyCarriesTheTurnsBookkeeping(t *testing.T) {
 	}
 	// The entry is done: a second reply to it is refused.
 	p = turn()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "again", Format: channel.FormatMarkdown, Session: p})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "again", Format: channel.FormatMarkdown, Session: p})
 	if s, _ := f.db.Session(ctx, "k"); s.Turns != 1 {
 		t.Fatalf("a refused reply wrote the bookkeeping: %d turns", s.Turns)
 	}
 	if u := p.Take(); u == nil {
 		t.Fatal("the bookkeeping of a refused reply was not given back to the turn")
 	}
+}
+
+// sk is the key of a test session named chat.
+func sk(chat string) sessionkey.Key {
+	return sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: chat}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/reply"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
@@ -24,7 +25,7 @@ import (
 // each edit: a turn run again after a restart continues the same message.
 type Draft struct {
 	d     *Dispatcher
-	key   string
+	key   sessionkey.Key
 	entry int64
 	tgt   message.Target
 	shape shape
@@ -54,7 +55,7 @@ type Draft struct {
 // nothing is sent until Update. A confirmed draft of an earlier run of the
 // same entry (prev, from the store's LiveOutput) is continued: updates and
 // the final reply edit that message instead of posting a new one.
-func (d *Dispatcher) NewDraft(key string, id int64, tgt message.Target, prev store.Live) *Draft {
+func (d *Dispatcher) NewDraft(key sessionkey.Key, id int64, tgt message.Target, prev store.Live) *Draft {
 	dr := &Draft{d: d, key: key, entry: id, tgt: tgt, shape: d.shapeOf(d.ctx, tgt.Instance), stopped: make(chan struct{})}
 	if prev.Kind == store.LiveDraft && prev.Confirmed() {
 		dr.id, dr.shown = prev.PlatformIDs[0], prev.Text

@@ -38,7 +38,7 @@ func TestDraftIsRecordedBeforeItIsSent(t *testing.T) {
 	f.ch.onSend = func(channel.SendRequest) {
 		during, _ = f.db.LiveOutput(context.Background(), id)
 	}
-	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
 	dr.Update("Hel")
 	dr.Stop()
 	if len(during) != 1 || during[0].Kind != store.LiveDraft || during[0].Text != "Hel" || during[0].Confirmed() {
@@ -56,7 +56,7 @@ func TestStreamedBlockIsRecordedBeforeItIsSent(t *testing.T) {
 	id := f.entry()
 	var during []store.Live
 	f.ch.onSend = func(channel.SendRequest) { during, _ = f.db.LiveOutput(context.Background(), id) }
-	if !f.d.SendBlock("k", id, 1, tgt, "first block") {
+	if !f.d.SendBlock(sk("k"), id, 1, tgt, "first block") {
 		t.Fatal("block not sent")
 	}
 	after, _ := f.db.LiveOutput(context.Background(), id)
@@ -69,10 +69,10 @@ func TestRerunContinuesTheRecordedDraft(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	id := f.entry()
-	dr := f.d.NewDraft("k", id, tgt, store.Live{JournalID: id, Kind: store.LiveDraft, Text: "Hel", PlatformIDs: []string{"m7"}})
+	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{JournalID: id, Kind: store.LiveDraft, Text: "Hel", PlatformIDs: []string{"m7"}})
 	dr.Update("Hello")
 	dr.Stop()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
 	for _, c := range f.ch.log() {
 		if c.op != "edit" || c.msgID != "m7" {
 			t.Fatalf("the earlier run's draft is continued, nothing new is posted: %+v", f.ch.log())
@@ -94,7 +94,7 @@ func TestRecoveredReplyEditsTheDraftAndKeepsItsFormat(t *testing.T) {
 	if err := f.db.RecordReply(ctx, store.Reply{JournalID: id, Text: "x", Chunks: []string{"one", "two"}, Format: string(channel.FormatPlain), ReplyTo: "m0", DraftID: "d1"}); err != nil {
 		t.Fatal(err)
 	}
-	f.d.DeliverPending("k", f.pending(id), tgt)
+	f.d.DeliverPending(sk("k"), f.pending(id), tgt)
 	calls := f.ch.log()
 	if len(calls) != 2 || calls[0].op != "edit" || calls[0].msgID != "d1" || calls[0].text != "one" ||
 		calls[1].op != "send" || calls[1].text != "two" || calls[1].format != channel.FormatPlain {
@@ -119,7 +119,7 @@ func TestRecoveredReplyShowsTyping(t *testing.T) {
 	if err := f.db.RecordReply(ctx, store.Reply{JournalID: short, Text: "y", Chunks: []string{"only"}}); err != nil {
 		t.Fatal(err)
 	}
-	f.d.DeliverPending("k", f.pending(long), tgt)
+	f.d.DeliverPending(sk("k"), f.pending(long), tgt)
 	ty := f.ch.typings()
 	if len(ty) < 2 || !ty[0] || ty[len(ty)-1] {
 		t.Fatalf("typing %v, want on while the reply went out, then off", ty)
@@ -127,7 +127,7 @@ func TestRecoveredReplyShowsTyping(t *testing.T) {
 	if n := len(f.ch.log()); n != 3 {
 		t.Fatalf("%d messages, want 3", n)
 	}
-	f.d.DeliverPending("k", f.pending(short), tgt)
+	f.d.DeliverPending(sk("k"), f.pending(short), tgt)
 	if got := f.ch.typings(); len(got) != len(ty) {
 		t.Errorf("typing for a one-message reply: %v", got[len(ty):])
 	}
@@ -140,7 +140,7 @@ func TestRecoveredReplyKeepsReplyTo(t *testing.T) {
 	if err := f.db.RecordReply(context.Background(), store.Reply{JournalID: id, Text: "x", Chunks: []string{"*one*"}, Format: string(channel.FormatMarkdown), ReplyTo: "m0"}); err != nil {
 		t.Fatal(err)
 	}
-	f.d.DeliverPending("k", f.pending(id), tgt)
+	f.d.DeliverPending(sk("k"), f.pending(id), tgt)
 	if c := f.ch.log(); len(c) != 1 || c[0].replyTo != "m0" || c[0].format != channel.FormatMarkdown {
 		t.Fatalf("calls %+v", c)
 	}
@@ -163,7 +163,7 @@ func TestAttemptedChunkIsNotSentAgainAfterARestart(t *testing.T) {
 	if err := f.db.MarkAttempt(ctx, id, 1); err != nil {
 		t.Fatal(err)
 	}
-	f.d.DeliverPending("k", f.pending(id), tgt)
+	f.d.DeliverPending(sk("k"), f.pending(id), tgt)
 	var texts []string
 	for _, c := range f.ch.log() {
 		texts = append(texts, c.text)
@@ -194,7 +194,7 @@ func TestUncertainSendIsNotRetried(t *testing.T) {
 			f := newFixture(t, 20)
 			f.ch.sendErrs = []error{tc.err}
 			id := f.entry()
-			f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "one two three", Format: channel.FormatMarkdown})
+			f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "one two three", Format: channel.FormatMarkdown})
 			calls := f.ch.log()
 			var texts []string
 			for _, c := range calls {
@@ -222,7 +222,7 @@ func TestUncertainNoticeIsSentOnce(t *testing.T) {
 	died := fmt.Errorf("send: %w: eof", pluginclient.ErrPluginExited)
 	f.ch.sendErrs = []error{died, died}
 	id := f.entry()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "one two three", Format: channel.FormatMarkdown})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "one two three", Format: channel.FormatMarkdown})
 	var texts []string
 	for _, c := range f.ch.log() {
 		texts = append(texts, c.op+":"+c.text)
@@ -240,7 +240,7 @@ func TestSendThatNeverLeftIsRetried(t *testing.T) {
 	f := newFixture(t, 100)
 	f.ch.sendErrs = []error{fmt.Errorf("send: %w: %w: connection error: desc = \"transport: error while dialing: dial unix /tmp/plugin: connect: connection refused\"", pluginclient.ErrPluginExited, pluginclient.ErrNotSent)}
 	id := f.entry()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
 	var texts []string
 	for _, c := range f.ch.log() {
 		texts = append(texts, c.op+":"+c.text)
@@ -260,7 +260,7 @@ func TestUndeliverableFirstChunkTellsTheUser(t *testing.T) {
 	f := newFixture(t, 100)
 	f.ch.sendErrs = []error{&channel.Error{Code: channel.CodeInternal, Message: "bad answer"}}
 	id := f.entry()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
 	calls := f.ch.log()
 	if len(calls) != 2 || calls[1].text != noticeFailed {
 		t.Fatalf("calls %+v", calls)
@@ -285,7 +285,7 @@ func TestDrainLetsTheSendInFlightBeMarked(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown})
+		f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown})
 	}()
 	select {
 	case <-entered:
@@ -316,12 +316,12 @@ func TestDrainLetsTheSendInFlightBeMarked(t *testing.T) {
 func TestInterruptedEditsTheDraft(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
-	f.d.Interrupted("k", tgt, []store.Live{{Kind: store.LiveDraft, Text: "Half an ans", PlatformIDs: []string{"m3"}}}, "(interrupted)")
+	f.d.Interrupted(sk("k"), tgt, []store.Live{{Kind: store.LiveDraft, Text: "Half an ans", PlatformIDs: []string{"m3"}}}, "(interrupted)")
 	c := f.ch.log()
 	if len(c) != 1 || c[0].op != "edit" || c[0].msgID != "m3" || !strings.HasPrefix(c[0].text, "Half an ans") || !strings.HasSuffix(c[0].text, "(interrupted)") {
 		t.Fatalf("calls %+v", c)
 	}
-	f.d.Interrupted("k", tgt, []store.Live{{Kind: store.LiveBlock, Text: "b", PlatformIDs: []string{"m4"}}}, "(interrupted)")
+	f.d.Interrupted(sk("k"), tgt, []store.Live{{Kind: store.LiveBlock, Text: "b", PlatformIDs: []string{"m4"}}}, "(interrupted)")
 	if c := f.ch.log(); len(c) != 2 || c[1].op != "send" || c[1].text != "(interrupted)" {
 		t.Fatalf("calls %+v", c)
 	}
@@ -387,7 +387,7 @@ func TestStoreOutageDelaysDelivery(t *testing.T) {
 	// Two chunks: chunk 0's attempt is recorded with the reply (the
 	// channel is ready), chunk 1's by MarkAttempt.
 	second := strings.Repeat("x", 90)
-	d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "the answer\n\n" + second, Format: channel.FormatPlain})
+	d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "the answer\n\n" + second, Format: channel.FormatPlain})
 	var sends []string
 	for _, c := range f.ch.log() {
 		sends = append(sends, c.op+":"+strings.TrimSpace(c.text))
@@ -424,7 +424,7 @@ func TestFirstAttemptRecordedWithReply(t *testing.T) {
 	second := strings.Repeat("y", 99)
 
 	id := f.entry()
-	d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "first\n\n" + second, Format: channel.FormatPlain})
+	d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "first\n\n" + second, Format: channel.FormatPlain})
 	if s.tried["reply"] != 1 || s.tried["attempt"] != 1 {
 		t.Errorf("channel ready: writes %v, want the reply (with chunk 0's attempt) and one MarkAttempt (chunk 1)", s.tried)
 	}
@@ -437,7 +437,7 @@ func TestFirstAttemptRecordedWithReply(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "later", Format: channel.FormatPlain})
+		d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "later", Format: channel.FormatPlain})
 	}()
 	waitFor(t, "the reply to be recorded", func() bool { return f.state(id) == store.StateReplied })
 	p, err := f.db.PendingReply(context.Background(), id)
@@ -461,7 +461,7 @@ func TestStoreRefusalNotRetried(t *testing.T) {
 	if err := f.db.Finish(context.Background(), store.FinishRequest{IDs: []int64{id}, State: store.StateDropped, Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "late", Format: channel.FormatPlain})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "late", Format: channel.FormatPlain})
 	if got := f.clock.recorded(); len(got) != 0 {
 		t.Errorf("waited %v: a refused transition was retried", got)
 	}
@@ -519,7 +519,7 @@ func TestReplyRecordedWhileChannelDown(t *testing.T) {
 	d := New(Options{Channels: ch, Store: f.db, Clock: f.clock})
 	t.Cleanup(d.Close)
 	first := f.entry()
-	d.Deliver(Reply{Key: "k", ID: first, Target: tgt, Text: "seen while ready", Format: channel.FormatPlain})
+	d.Deliver(Reply{Key: sk("k"), ID: first, Target: tgt, Text: "seen while ready", Format: channel.FormatPlain})
 
 	ch.setDown(true)
 	id := f.entry()
@@ -527,7 +527,7 @@ func TestReplyRecordedWhileChannelDown(t *testing.T) {
 	go func() {
 		defer close(recorded)
 		// Delivery waits for the channel to send; the recording must not.
-		d.Deliver(Reply{Key: "k2", ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatPlain})
+		d.Deliver(Reply{Key: sk("k2"), ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatPlain})
 	}()
 	waitFor(t, "the reply to be recorded", func() bool { return f.state(id) == store.StateReplied })
 	rec, err := f.db.Recover(context.Background(), store.RecoverOptions{})
@@ -559,7 +559,7 @@ func TestReplyRecordedOnDrainWhileChannelNeverReady(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "in hand", Format: channel.FormatPlain})
+		d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "in hand", Format: channel.FormatPlain})
 	}()
 	waitFor(t, "delivery to wait for the channel", func() bool { ch.mu.Lock(); defer ch.mu.Unlock(); return ch.waits > 0 })
 	d.Drain()
@@ -595,14 +595,14 @@ func TestChunkWaitingForItsChannelIsNotAttempted(t *testing.T) {
 	f := newFixture(t, 20)
 	ch := &flakyReady{fakeChannel: f.ch}
 	d := New(Options{Channels: ch, Store: f.db, Clock: f.clock})
-	d.Deliver(Reply{Key: "k", ID: f.entry(), Target: tgt, Text: "seen while ready", Format: channel.FormatPlain})
+	d.Deliver(Reply{Key: sk("k"), ID: f.entry(), Target: tgt, Text: "seen while ready", Format: channel.FormatPlain})
 	sentBefore := len(f.ch.log())
 	ch.setDown(true)
 	id := f.entry()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "one two three four five six", Format: channel.FormatPlain})
+		d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "one two three four five six", Format: channel.FormatPlain})
 	}()
 	waitFor(t, "the reply recorded and its send waiting", func() bool {
 		ch.mu.Lock()
@@ -618,7 +618,7 @@ func TestChunkWaitingForItsChannelIsNotAttempted(t *testing.T) {
 		}
 	}
 	// The restart: the whole reply goes out, with no notice.
-	f.d.DeliverPending("k", p, tgt)
+	f.d.DeliverPending(sk("k"), p, tgt)
 	var texts []string
 	for _, c := range f.ch.log()[sentBefore:] {
 		texts = append(texts, c.text)
@@ -637,7 +637,7 @@ func TestStoppedDraftIsMarked(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	id := f.entry()
-	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
 	dr.Update("The answer is")
 	dr.Interrupted("(stopped)")
 	calls := f.ch.log()
@@ -652,7 +652,7 @@ func TestStoppedDraftIsMarked(t *testing.T) {
 	if n := len(f.ch.log()); n != 2 {
 		t.Errorf("%d calls after the mark", n)
 	}
-	empty := f.d.NewDraft("k", f.entry(), tgt, store.Live{})
+	empty := f.d.NewDraft(sk("k"), f.entry(), tgt, store.Live{})
 	empty.Interrupted("(stopped)")
 	if n := len(f.ch.log()); n != 2 {
 		t.Errorf("a draft never shown was edited")
@@ -669,11 +669,11 @@ func TestUncertainDraftSendIsToldNotRepeatedSilently(t *testing.T) {
 	f := newFixture(t, 400)
 	f.ch.answersLost = 1
 	id := f.entry()
-	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
 	dr.Update("Hello")
 	dr.Update("Hello wor") // held back: the draft was given up
 	dr.Stop()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})
 	var shown []string
 	for _, c := range f.ch.log() {
 		if c.op == "send" {

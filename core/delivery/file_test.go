@@ -18,7 +18,7 @@ func TestSendFile(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 4000)
 	tgt := message.Target{Instance: "tg", ChatID: "1"}
-	if f.d.SendFile("k", tgt, "command.sh", []byte("ls"), "the command") {
+	if f.d.SendFile(sk("k"), tgt, "command.sh", []byte("ls"), "the command") {
 		t.Fatal("sent a file to a channel that takes none")
 	}
 	f.ch.desc.Capabilities.MediaOut = []channel.MediaKind{channel.MediaDocument}
@@ -34,7 +34,7 @@ func TestSendFile(t *testing.T) {
 			}
 		}
 	}
-	if !f.d.SendFile("k", tgt, "../command.sh", []byte("ls   ; id"), "the command") {
+	if !f.d.SendFile(sk("k"), tgt, "../command.sh", []byte("ls   ; id"), "the command") {
 		t.Fatal("the file was not sent")
 	}
 	if string(data) != "ls   ; id" || mode != 0o600 {
@@ -47,7 +47,7 @@ func TestSendFile(t *testing.T) {
 		t.Errorf("calls %+v", l)
 	}
 	f.ch.sendErrs = []error{channel.Errorf(channel.CodeChatNotFound, "gone")}
-	if f.d.SendFile("k", tgt, "command.sh", []byte("ls"), "the command") {
+	if f.d.SendFile(sk("k"), tgt, "command.sh", []byte("ls"), "the command") {
 		t.Error("a failed send reported sent")
 	}
 }

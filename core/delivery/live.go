@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -11,7 +12,7 @@ import (
 // sent and again with its message ids: a restart before the reply is
 // recorded knows the user saw part of the turn. It returns false when the
 // block could not be recorded or sent.
-func (d *Dispatcher) SendBlock(key string, id int64, seq int, tgt message.Target, text string) bool {
+func (d *Dispatcher) SendBlock(key sessionkey.Key, id int64, seq int, tgt message.Target, text string) bool {
 	if d.halted() {
 		return false
 	}
@@ -37,7 +38,7 @@ func (d *Dispatcher) SendBlock(key string, id int64, seq int, tgt message.Target
 // recorded live output) will not be finished: a confirmed draft is edited
 // to its text followed by the notice, so the cut-off draft is marked as
 // such; otherwise the notice is sent as its own message.
-func (d *Dispatcher) Interrupted(key string, tgt message.Target, live []store.Live, notice string) {
+func (d *Dispatcher) Interrupted(key sessionkey.Key, tgt message.Target, live []store.Live, notice string) {
 	for _, l := range live {
 		if l.Kind == store.LiveDraft && l.Confirmed() {
 			if err := d.editDraft(tgt, l.PlatformIDs[0], l.Text+"\n\n"+notice, channel.FormatMarkdown); err == nil {

@@ -36,11 +36,10 @@ func (d *Dispatcher) MaxFileBytes(instance string) int64 {
 // agent's workspace; "": the one Settings have for the key's agent). A line whose file may not be sent (see
 // checkMedia) is replaced by a short note saying which file was not sent
 // and why, so the chat is never left believing it got it.
-func (d *Dispatcher) extractMedia(stored, ws, instance, text string) (string, []channel.OutboundMedia) {
+func (d *Dispatcher) extractMedia(key sessionkey.Key, ws, instance, text string) (string, []channel.OutboundMedia) {
 	if !strings.Contains(text, "MEDIA:") {
 		return text, nil
 	}
-	key := sessionOf(stored)
 	if ws == "" {
 		ws = d.settings().workspace(key.Agent)
 	}
@@ -57,7 +56,7 @@ func (d *Dispatcher) extractMedia(stored, ws, instance, text string) (string, []
 		path, err := checkMedia(ws, key, p, limit)
 		if err != nil {
 			shown := shownPath(ws, p)
-			d.log.Warn("MEDIA file not sent", "session", stored, "path", shown, "reason", err)
+			d.log.Warn("MEDIA file not sent", "session", key.String(), "path", shown, "reason", err)
 			keep = append(keep, fmt.Sprintf("(File not sent: %s — %v.)", shown, err))
 			continue
 		}
@@ -81,18 +80,6 @@ func (s Settings) workspace(agent string) string {
 		return ws
 	}
 	return s.Workspace
-}
-
-// sessionOf reads the session key of a recorded reply (the outbox holds
-// its stored form, Key.String). A key that does not parse (none is
-// written so) is the default workspace's, its media directory named by
-// the whole string.
-func sessionOf(stored string) sessionkey.Key {
-	k, err := sessionkey.Parse(stored)
-	if err != nil {
-		return sessionkey.Key{Chat: stored}
-	}
-	return k
 }
 
 // Why a MEDIA: file is not sent; the chat reads them.

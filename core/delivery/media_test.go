@@ -150,7 +150,7 @@ func TestMediaLines(t *testing.T) {
 	f.d.SetSettings(Settings{Workspace: ws, MaxMediaBytes: 1000})
 	other := filepath.Join(ws, "media", sessionkey.Dir("tg:direct:2"), "bbbb.jpg")
 	id := f.entry()
-	f.d.Deliver(Reply{Key: "tg:direct:1", ID: id, Target: tgt, Format: channel.FormatMarkdown,
+	f.d.Deliver(Reply{Key: sk("tg:direct:1"), ID: id, Target: tgt, Format: channel.FormatMarkdown,
 		Text: "Here you are.\nMEDIA: report.pdf\nMEDIA:`" + other + "`\nMEDIA: " + outside + "\nMEDIA: ../secret.txt"})
 	calls := f.ch.log()
 	if len(calls) != 1 {
@@ -183,7 +183,7 @@ func TestMediaLinesPerAgent(t *testing.T) {
 	mainWS, _ := mediaWorkspace(t)
 	opsWS, _ := mediaWorkspace(t)
 	f.d.SetSettings(Settings{Workspace: mainWS, AgentWorkspaces: map[string]string{"ops": opsWS}, MaxMediaBytes: 1000})
-	f.d.Deliver(Reply{Key: "agent:ops:tg:direct:1", ID: f.entry(), Target: tgt, Format: channel.FormatMarkdown,
+	f.d.Deliver(Reply{Key: sessionkey.Key{Agent: "ops", Chat: "tg:direct:1"}, ID: f.entry(), Target: tgt, Format: channel.FormatMarkdown,
 		Text: "MEDIA: report.pdf\nMEDIA: " + filepath.Join(mainWS, "report.pdf")})
 	calls := f.ch.log()
 	if len(calls) != 1 {
@@ -209,19 +209,19 @@ func TestMediaAfterRestart(t *testing.T) {
 	if err := f.db.RecordReply(ctx, store.Reply{JournalID: id, Text: "Here.\nMEDIA: report.pdf", Chunks: []string{"Here."}, Format: string(channel.FormatMarkdown)}); err != nil {
 		t.Fatal(err)
 	}
-	f.d.DeliverPending("tg:direct:1", f.pending(id), tgt)
+	f.d.DeliverPending(sk("tg:direct:1"), f.pending(id), tgt)
 	real, _ := filepath.EvalSymlinks(ws)
 	calls := f.ch.log()
 	if len(calls) != 1 || calls[0].text != "Here." || len(calls[0].media) != 1 || calls[0].media[0] != filepath.Join(real, "report.pdf") {
 		t.Fatalf("resumed delivery: %+v", calls)
 	}
-	f.d.DeliverPending("tg:direct:1", f.pending(id), tgt)
+	f.d.DeliverPending(sk("tg:direct:1"), f.pending(id), tgt)
 	if n := len(f.ch.log()); n != 1 {
 		t.Errorf("a delivered reply was sent again: %d calls", n)
 	}
 	// The outbox keeps the reply as produced: its MEDIA: lines too.
 	id2 := f.entry()
-	f.d.Deliver(Reply{Key: "tg:direct:1", ID: id2, Target: tgt, Format: channel.FormatMarkdown, Text: "Again.\nMEDIA: report.pdf"})
+	f.d.Deliver(Reply{Key: sk("tg:direct:1"), ID: id2, Target: tgt, Format: channel.FormatMarkdown, Text: "Again.\nMEDIA: report.pdf"})
 	if p := f.pending(id2); !strings.Contains(p.Reply.Text, "MEDIA: report.pdf") {
 		t.Errorf("recorded text %q", p.Reply.Text)
 	}
@@ -253,7 +253,7 @@ func TestChannelFileLimit(t *testing.T) {
 		t.Errorf("declared 2000: %v", err)
 	}
 	id := f.entry()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Format: channel.FormatMarkdown, Text: "Here.\nMEDIA: f.bin"})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Format: channel.FormatMarkdown, Text: "Here.\nMEDIA: f.bin"})
 	if c := f.ch.log(); len(c) != 1 || len(c[0].media) != 0 || !strings.Contains(c[0].text, "(File not sent: f.bin — it has 3000 bytes, more than the 2000 bytes") {
 		t.Errorf("a MEDIA: line over the channel's limit: %+v", c)
 	}
@@ -274,7 +274,7 @@ func TestMediaLinesFromTheReplysWorkspace(t *testing.T) {
 	mainWS, _ := mediaWorkspace(t)
 	opsWS, _ := mediaWorkspace(t)
 	f.d.SetSettings(Settings{Workspace: mainWS, MaxMediaBytes: 1000})
-	f.d.Deliver(Reply{Key: "agent:ops:tg:direct:1", Workspace: opsWS, ID: f.entry(), Target: tgt, Format: channel.FormatMarkdown,
+	f.d.Deliver(Reply{Key: sessionkey.Key{Agent: "ops", Chat: "tg:direct:1"}, Workspace: opsWS, ID: f.entry(), Target: tgt, Format: channel.FormatMarkdown,
 		Text: "MEDIA: report.pdf"})
 	calls := f.ch.log()
 	real, _ := filepath.EvalSymlinks(opsWS)

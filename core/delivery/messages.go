@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -14,7 +15,7 @@ import (
 // buttons).
 type Answer struct {
 	// Key is the session; its sends are ordered.
-	Key string
+	Key sessionkey.Key
 	// ID is the journal entry answered.
 	ID     int64
 	Target message.Target

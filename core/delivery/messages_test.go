@@ -29,7 +29,7 @@ func TestAnswerIsRecordedThenSent(t *testing.T) {
 			recorded = f.pending(id) // at the first send
 		}
 	}
-	f.d.DeliverAnswer(Answer{Key: "k", ID: id, Target: tgt, Messages: []Message{
+	f.d.DeliverAnswer(Answer{Key: sk("k"), ID: id, Target: tgt, Messages: []Message{
 		{Text: "**bold**", Format: channel.FormatMarkdown},
 		{Text: "0123456789 0123456789", Format: channel.FormatPlain,
 			Media: []channel.OutboundMedia{{Path: file}}, Buttons: [][]channel.Button{{{ID: "/again", Label: "Again"}}}},
@@ -75,7 +75,7 @@ func TestAnswerResumedAfterARestart(t *testing.T) {
 	f.d.SetSettings(Settings{Workspace: ws})
 	id := f.entry()
 	f.d.Drain() // recorded, nothing sent: the host stopped
-	f.d.DeliverAnswer(Answer{Key: "k", ID: id, Target: tgt, Messages: []Message{
+	f.d.DeliverAnswer(Answer{Key: sk("k"), ID: id, Target: tgt, Messages: []Message{
 		{Text: "one", Format: channel.FormatPlain},
 		{Text: "two", Format: channel.FormatMarkdown, Buttons: [][]channel.Button{{{ID: "/b", Label: "B"}}}},
 		{Text: "three", Format: channel.FormatPlain, Media: []channel.OutboundMedia{{Path: file}}},
@@ -93,7 +93,7 @@ func TestAnswerResumedAfterARestart(t *testing.T) {
 	}
 	next := New(Options{Channels: f.ch, Store: f.db, Clock: f.clock, Settings: Settings{Workspace: ws}})
 	defer next.Close()
-	next.DeliverPending("tg:direct:1", f.pending(id), tgt)
+	next.DeliverPending(sk("tg:direct:1"), f.pending(id), tgt)
 	calls := f.ch.log()
 	if len(calls) != 4 || calls[0].text != noticeUncertain {
 		t.Fatalf("calls %+v", calls)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -13,7 +14,7 @@ import (
 // Reply is a reply to a journal entry.
 type Reply struct {
 	// Key is the session; its sends are ordered.
-	Key string
+	Key sessionkey.Key
 	// Workspace is the workspace of Key's agent as the turn resolved it,
 	// where the reply's MEDIA: files are read; "": Settings' workspace of
 	// the agent Key names.
@@ -172,7 +173,7 @@ func (d *Dispatcher) Deliver(r Reply) {
 
 // ping sends text as a reply to message id, in session order, once: it is
 // not recorded, so a restart never sends it again.
-func (d *Dispatcher) ping(key string, tgt message.Target, id, text string) {
+func (d *Dispatcher) ping(key sessionkey.Key, tgt message.Target, id, text string) {
 	unlock := d.serialize(key)
 	defer unlock()
 	parts, format := d.prepare(d.ctx, tgt.Instance, text, channel.FormatPlain)
@@ -190,7 +191,7 @@ func (d *Dispatcher) ping(key string, tgt message.Target, id, text string) {
 // of a reply with a draft is delivered by editing the draft; a chunk
 // whose send was attempted before the restart is not sent again (see
 // sendChunks).
-func (d *Dispatcher) DeliverPending(key string, p store.PendingReply, fallback message.Target) {
+func (d *Dispatcher) DeliverPending(key sessionkey.Key, p store.PendingReply, fallback message.Target) {
 	tgt := message.Target{Instance: p.Reply.Instance, ChatID: p.Reply.ChatID, ThreadID: p.Reply.ThreadID}
 	if tgt.Instance == "" {
 		tgt = fallback

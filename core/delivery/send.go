@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
@@ -18,14 +19,14 @@ import (
 // Send sends text that is not recorded in the outbox (streamed blocks,
 // progress lines, notices), chunked and in session order; it returns the
 // platform ids of what was sent.
-func (d *Dispatcher) Send(key string, tgt message.Target, text string, format channel.Format) []string {
+func (d *Dispatcher) Send(key sessionkey.Key, tgt message.Target, text string, format channel.Format) []string {
 	return d.SendButtons(key, tgt, text, format, nil)
 }
 
 // SendButtons is Send with buttons under the last message, where the
 // channel shows buttons (HasButtons); elsewhere they are left out and the
 // text must say how to answer.
-func (d *Dispatcher) SendButtons(key string, tgt message.Target, text string, format channel.Format, buttons [][]channel.Button) []string {
+func (d *Dispatcher) SendButtons(key sessionkey.Key, tgt message.Target, text string, format channel.Format, buttons [][]channel.Button) []string {
 	return d.SendMessage(key, tgt, Message{Text: text, Format: format, Buttons: buttons})
 }
 
@@ -45,14 +46,14 @@ type Message struct {
 
 // SendMessage sends m, in session order, and returns the platform ids of
 // what was sent.
-func (d *Dispatcher) SendMessage(key string, tgt message.Target, m Message) []string {
+func (d *Dispatcher) SendMessage(key sessionkey.Key, tgt message.Target, m Message) []string {
 	ids, _ := d.sendMessage(key, tgt, m)
 	return ids
 }
 
 // sendMessage is SendMessage with the error that ended it, if one did
 // (wrapping errUncertain when the last send's outcome is unknown).
-func (d *Dispatcher) sendMessage(key string, tgt message.Target, m Message) ([]string, error) {
+func (d *Dispatcher) sendMessage(key sessionkey.Key, tgt message.Target, m Message) ([]string, error) {
 	unlock := d.serialize(key)
 	defer unlock()
 	media, notes := d.checkFiles(tgt.Instance, m.Media)
@@ -87,7 +88,7 @@ func (d *Dispatcher) sendMessage(key string, tgt message.Target, m Message) ([]s
 }
 
 // Notify tells a chat something in plain text outside any reply.
-func (d *Dispatcher) Notify(key string, tgt message.Target, text string) {
+func (d *Dispatcher) Notify(key sessionkey.Key, tgt message.Target, text string) {
 	d.Send(key, tgt, text, channel.FormatPlain)
 }
 
@@ -295,7 +296,7 @@ func (d *Dispatcher) edit(tgt message.Target, id, text string, format channel.Fo
 // uploads, and removes it after the send. False when the channel sends no
 // documents (its capabilities list no MediaDocument) or the send failed;
 // the caller then says it in text.
-func (d *Dispatcher) SendFile(key string, tgt message.Target, name string, data []byte, caption string) bool {
+func (d *Dispatcher) SendFile(key sessionkey.Key, tgt message.Target, name string, data []byte, caption string) bool {
 	desc, ok := d.describe(d.ctx, tgt.Instance)
 	if !ok || !slices.Contains(desc.Capabilities.MediaOut, channel.MediaDocument) {
 		return false

@@ -41,7 +41,7 @@ func TestLineLimitSplitsRepliesWithFencesReopened(t *testing.T) {
 	f := newFixture(t, 2000)
 	f.ch.desc.Capabilities.MaxLines = 17
 	id := f.entry()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: discordReply(), Format: channel.FormatMarkdown})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: discordReply(), Format: channel.FormatMarkdown})
 	calls := f.ch.log()
 	if len(calls) < 2 {
 		t.Fatalf("a 35-line reply fits 17 lines per message in one call: %+v", calls)
@@ -67,7 +67,7 @@ func TestLineLimitAppliesToStreamedSends(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 2000)
 	f.ch.desc.Capabilities.MaxLines = 3
-	ids := f.d.Send("k", tgt, "a\nb\nc\nd\ne", channel.FormatMarkdown)
+	ids := f.d.Send(sk("k"), tgt, "a\nb\nc\nd\ne", channel.FormatMarkdown)
 	calls := f.ch.log()
 	if len(ids) != 2 || len(calls) != 2 || calls[0].text != "a\nb\nc" || calls[1].text != "d\ne" {
 		t.Fatalf("ids %v calls %+v", ids, calls)
@@ -96,7 +96,7 @@ func TestPlainTextForChannelsWithoutMarkdown(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, 2000)
 			f.ch.desc.Capabilities.Markup = tc.flavour
-			f.d.Deliver(Reply{Key: "k", ID: f.entry(), Target: tgt, Text: tc.text, Format: tc.format})
+			f.d.Deliver(Reply{Key: sk("k"), ID: f.entry(), Target: tgt, Text: tc.text, Format: tc.format})
 			calls := f.ch.log()
 			if len(calls) != 1 || calls[0].text != tc.want || calls[0].format != tc.wantFormat {
 				t.Fatalf("calls %+v, want %q as %s", calls, tc.want, tc.wantFormat)
@@ -110,10 +110,10 @@ func TestPlainDraftIsRenderedOnceAndEditedPlain(t *testing.T) {
 	f := newFixture(t, 2000)
 	f.ch.desc.Capabilities.Markup = channel.MarkupNone
 	id := f.entry()
-	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
 	dr.Update("**Hel**")
 	dr.Stop()
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "**Hello** `x*y*`", Format: channel.FormatMarkdown, Draft: dr})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "**Hello** `x*y*`", Format: channel.FormatMarkdown, Draft: dr})
 	calls := f.ch.log()
 	if len(calls) != 2 || calls[0].text != "Hel" || calls[0].format != channel.FormatPlain ||
 		calls[1].op != "edit" || calls[1].text != "Hello x*y*" || calls[1].format != channel.FormatPlain {
@@ -126,13 +126,13 @@ func TestDraftStopsAtTheLineLimit(t *testing.T) {
 	f := newFixture(t, 2000)
 	f.ch.desc.Capabilities.MaxLines = 3
 	id := f.entry()
-	dr := f.d.NewDraft("k", id, tgt, store.Live{})
+	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
 	dr.Update("1\n2\n3\n4")
 	dr.Stop()
 	if calls := f.ch.log(); len(calls) != 0 {
 		t.Fatalf("a draft over the line limit is not shown: %+v", calls)
 	}
-	f.d.Deliver(Reply{Key: "k", ID: id, Target: tgt, Text: "1\n2\n3\n4", Format: channel.FormatMarkdown, Draft: dr})
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "1\n2\n3\n4", Format: channel.FormatMarkdown, Draft: dr})
 	if calls := f.ch.log(); len(calls) != 2 || calls[0].text != "1\n2\n3" || calls[1].text != "4" {
 		t.Fatalf("calls %+v", calls)
 	}
@@ -166,7 +166,7 @@ func TestSplitByRenderedLength(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, 50)
 			f.ch.desc.Capabilities.Markup = tc.markup
-			f.d.Deliver(Reply{Key: "k", ID: f.entry(), Target: tgt, Text: tc.text, Format: channel.FormatMarkdown})
+			f.d.Deliver(Reply{Key: sk("k"), ID: f.entry(), Target: tgt, Text: tc.text, Format: channel.FormatMarkdown})
 			calls := f.ch.log()
 			var got []string
 			for _, c := range calls {

@@ -7,7 +7,6 @@ import (
 	"github.com/clawhost/clawhost/core/agents"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/message"
-	"github.com/clawhost/clawhost/core/worktree"
 )
 
 // agentPort is the command stage's port to the chat's agents; a switch
@@ -39,7 +38,7 @@ func (p agentPort) ResetWorktree(ctx context.Context, m *message.Message) (comma
 	w, kept, err := p.a.ResetWorktree(ctx, m)
 	r := command.WorktreeReset{Branch: w.Branch, Kept: kept}
 	switch {
-	case errors.Is(err, worktree.ErrDirty):
+	case errors.Is(err, agents.ErrDirty):
 		r.Dirty, err = true, nil
 	case errors.Is(err, agents.ErrTurnRunning):
 		r.Running, err = true, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -170,7 +171,7 @@ func TestWorktrees(t *testing.T) {
 
 	idle := func() {
 		t.Helper()
-		key := "agent:repo:lo:direct:owner"
+		key := sessionkey.Key{Agent: "repo", Chat: "lo:direct:owner"}
 		for deadline := time.Now().Add(10 * time.Second); e.gw.queue.Running(key); {
 			if time.Now().After(deadline) {
 				t.Fatal("the turn did not end")

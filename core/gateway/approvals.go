@@ -9,13 +9,14 @@ import (
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/turn"
 )
 
 // asker is the turn's view of the approvals.
 type asker struct{ g *Gateway }
 
-func (k asker) Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest, card turn.QuestionCard) (runner.Decision, string) {
+func (k asker) Ask(ctx context.Context, key sessionkey.Key, tgt message.Target, from *message.Message, req *runner.PermissionRequest, card turn.QuestionCard) (runner.Decision, string) {
 	q := approval.Question{Key: key, Target: tgt, Request: req}
 	if card != nil {
 		q.Card = card
@@ -31,7 +32,7 @@ func (k asker) Ask(ctx context.Context, key string, tgt message.Target, from *me
 	return o.Decision, ""
 }
 
-func (k asker) Auto(key string, req *runner.PermissionRequest, rule runner.Rule) {
+func (k asker) Auto(key sessionkey.Key, req *runner.PermissionRequest, rule runner.Rule) {
 	k.g.approvals.Auto(key, req, rule)
 }
 
@@ -45,10 +46,10 @@ func approvalConfig(set Settings) approval.Config {
 
 // approvalLines are /status's lines about a session's tool-use questions:
 // the open one and the last decisions.
-func approvalLines(approvals *approval.Approvals, now time.Time, key string) []string {
+func approvalLines(approvals *approval.Approvals, now time.Time, key sessionkey.Key) []string {
 	var out []string
 	for _, v := range approvals.Open() {
-		if v.Key == key {
+		if v.Key == key.String() {
 			out = append(out, fmt.Sprintf("Waiting for approval: %s (%s), asked %s ago", v.Tool, firstLine(v.Summary), now.Sub(v.Since).Round(time.Second)))
 		}
 	}
@@ -68,7 +69,7 @@ func approvalLines(approvals *approval.Approvals, now time.Time, key string) []s
 // Approvals are the open tool-use questions and the last decisions, for
 // the status page.
 func (g *Gateway) Approvals() (open []approval.View, recent []approval.Record) {
-	return g.approvals.Open(), g.approvals.Recent("", 10)
+	return g.approvals.Open(), g.approvals.Recent(sessionkey.Key{}, 10)
 }
 
 func firstLine(s string) string {
@@ -88,7 +89,7 @@ func (g *Gateway) DecideApproval(id string, allow bool, by string) bool {
 // StopSession stops session key's running turn and drops its waiting
 // messages, as /stop does (the status page's Stop); it reports whether
 // there was anything to stop.
-func (g *Gateway) StopSession(key string) bool {
+func (g *Gateway) StopSession(key sessionkey.Key) bool {
 	aborted, dropped := sessions{g}.Stop(key)
 	return aborted || dropped > 0
 }

@@ -377,7 +377,7 @@ func newFeatureGateway(tb testing.TB, dir, sync string, agent *benchAgent, featu
 		set.Received = received.Settings{Hooks: []received.Hook{{Instance: "gate"}}, Timeout: 5 * time.Second}
 	case "sending":
 		ports.sending = true
-		set.Sending = sending.Settings{Hooks: []string{"gate"}, Timeout: 5 * time.Second}
+		set.Replies.Sending = sending.Settings{Hooks: []string{"gate"}, Timeout: 5 * time.Second}
 	}
 	if feature != "" {
 		ports.edit = true

@@ -49,7 +49,7 @@ func (g *Gateway) command(a arrival, inv command.Invocation) {
 		}
 		out = append(out, delivery.Message{Text: m.Text, Format: m.Format, Media: m.Media, Buttons: m.Buttons})
 	}
-	g.delivery.DeliverAnswer(delivery.Answer{Key: a.key.String(), ID: a.ID, Target: a.Message.Target(), Messages: out})
+	g.delivery.DeliverAnswer(delivery.Answer{Key: a.key, ID: a.ID, Target: a.Message.Target(), Messages: out})
 }
 
 // RefreshCommands rebuilds the plugin commands and republishes the
@@ -59,7 +59,7 @@ func (g *Gateway) RefreshCommands(ctx context.Context) { g.handler.Refresh(ctx) 
 // sessions is the built-ins' view of the queue and turn stages.
 type sessions struct{ g *Gateway }
 
-func (s sessions) Reset(key string, m *message.Message, reason string) {
+func (s sessions) Reset(key sessionkey.Key, m *message.Message, reason string) {
 	s.g.resetSession(key, m, reason)
 }
 
@@ -67,7 +67,7 @@ func (s sessions) Reset(key string, m *message.Message, reason string) {
 // turn's prompt says the previous one was aborted. The queue is cleared
 // first: an aborted turn ends its lane's run at once, and the lane would
 // start the next waiting message before a later Clear could drop it.
-func (s sessions) Stop(key string) (bool, int) {
+func (s sessions) Stop(key sessionkey.Key) (bool, int) {
 	dropped := s.g.queue.Clear(key, "cleared by /stop")
 	aborted := s.g.queue.Abort(key, "stopped by /stop")
 	if aborted || dropped > 0 {
@@ -80,21 +80,21 @@ func (s sessions) Stop(key string) (bool, int) {
 		default:
 			text += fmt.Sprintf("%d waiting messages were dropped.", dropped)
 		}
-		if _, err := s.g.meta.Update(s.g.ctx, s.g.store, key, func(m *session.Meta) error {
+		if _, err := s.g.meta.Update(s.g.ctx, s.g.store, key.String(), func(m *session.Meta) error {
 			m.AddEvent(text, s.g.opts.Now())
 			return nil
 		}); err != nil {
-			s.g.log.Warn("recording /stop for the agent failed", "session", key, "error", err)
+			s.g.log.Warn("recording /stop for the agent failed", "session", key.String(), "error", err)
 		}
 	}
 	return aborted, dropped
 }
 
-func (s sessions) Running(key string) bool { return s.g.queue.Running(key) }
+func (s sessions) Running(key sessionkey.Key) bool { return s.g.queue.Running(key) }
 
 // Overrides are the session's /model, /effort, /mode and /queue.
-func (s sessions) Overrides(ctx context.Context, key string) (session.Overrides, error) {
-	sess, err := s.g.store.Session(ctx, key)
+func (s sessions) Overrides(ctx context.Context, key sessionkey.Key) (session.Overrides, error) {
+	sess, err := s.g.store.Session(ctx, key.String())
 	if errors.Is(err, store.ErrNotFound) {
 		return session.Overrides{}, nil
 	}
@@ -105,8 +105,8 @@ func (s sessions) Overrides(ctx context.Context, key string) (session.Overrides,
 }
 
 // Past are the chat's earlier sessions.
-func (s sessions) Past(ctx context.Context, key string) ([]session.PastSession, error) {
-	sess, err := s.g.store.Session(ctx, key)
+func (s sessions) Past(ctx context.Context, key sessionkey.Key) ([]session.PastSession, error) {
+	sess, err := s.g.store.Session(ctx, key.String())
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -121,8 +121,8 @@ func (s sessions) Past(ctx context.Context, key string) ([]session.PastSession, 
 }
 
 // Current is the chat's current session, with its name and claude's title.
-func (s sessions) Current(ctx context.Context, key string) (session.PastSession, bool, error) {
-	sess, err := s.g.store.Session(ctx, key)
+func (s sessions) Current(ctx context.Context, key sessionkey.Key) (session.PastSession, bool, error) {
+	sess, err := s.g.store.Session(ctx, key.String())
 	if errors.Is(err, store.ErrNotFound) || err == nil && sess.ClaudeSessionID == "" {
 		return session.PastSession{}, false, nil
 	}
@@ -134,8 +134,8 @@ func (s sessions) Current(ctx context.Context, key string) (session.PastSession,
 }
 
 // Name names the current session (/name).
-func (s sessions) Name(ctx context.Context, key string, name string) error {
-	_, err := s.g.meta.Update(ctx, s.g.store, key, func(m *session.Meta) error {
+func (s sessions) Name(ctx context.Context, key sessionkey.Key, name string) error {
+	_, err := s.g.meta.Update(ctx, s.g.store, key.String(), func(m *session.Meta) error {
 		m.Name = name
 		return nil
 	})
@@ -159,7 +159,7 @@ func (s sessions) claudeTitle(id string) string {
 }
 
 // Switch makes an earlier session current (a running turn is aborted).
-func (s sessions) Switch(ctx context.Context, key string, n int) (session.PastSession, error) {
+func (s sessions) Switch(ctx context.Context, key sessionkey.Key, n int) (session.PastSession, error) {
 	s.g.queue.Abort(key, "session switched")
 	return s.g.turns.Switch(ctx, key, n)
 }
@@ -171,27 +171,24 @@ func (s sessions) SetOverride(ctx context.Context, k sessionkey.Key, name sessio
 	if err == nil {
 		s.g.log.Info("session setting changed", "session", key, "setting", string(name), "value", value)
 		if name == session.SettingQueue {
-			s.g.queueModes.Put(key, o.Queue)
+			s.g.queue.SetSessionMode(k, o.Queue)
 		}
 	}
 	return err
 }
 
-// queueMode is the queue's SessionMode: the session's /queue, read
-// from the store once and then kept in memory (SetOverride updates it).
-func (s sessions) queueMode(key string) queue.Mode {
+// queueMode is the queue's SessionMode: the session's /queue, read from
+// the store (the queue keeps it; SetOverride updates it).
+func (s sessions) queueMode(k sessionkey.Key) (queue.Mode, bool) {
 	g := s.g
-	if m, ok := g.queueModes.Get(key); ok {
-		return m
+	sess, err := g.store.Session(g.ctx, k.String())
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", true
+	case err != nil:
+		return "", false // read again next time
 	}
-	var m queue.Mode
-	if sess, err := g.store.Session(g.ctx, key); err == nil {
-		m = g.meta.Of(sess).Queue
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return "" // not cached: read again next time
-	}
-	g.queueModes.Put(key, m)
-	return m
+	return g.meta.Of(sess).Queue, true
 }
 
 // SessionInfo is a session as the status page shows it.
@@ -224,7 +221,7 @@ func (g *Gateway) Sessions(ctx context.Context, limit int) ([]SessionInfo, int) 
 	queued, _ := g.store.PendingCounts(ctx)
 	out := make([]SessionInfo, len(recent))
 	for i, s := range recent {
-		out[i] = SessionInfo{Session: s, Name: sessionName(s.Chat), Queued: queued[s.Key], Running: g.queue.Running(s.Key), LastTurn: g.turns.LastWait(s.Key).String(),
+		out[i] = SessionInfo{Session: s, Name: sessionName(s.Chat), Queued: queued[s.Key], Running: g.queue.Running(storedKey(g.log, s.Key)), LastTurn: g.turns.LastWait(s.Key).String(),
 			Card: g.turns.CardState(s.Key)}
 	}
 	return out, total

@@ -9,7 +9,7 @@ import (
 // an agent's republishes the command menus that offer them.
 func newClaudeCommands(g *Gateway) *claudecmds.Catalog {
 	return claudecmds.New(
-		func(agent string) string { return g.settings().Turn.ForAgent(agent).Workspace },
+		func(agent string) string { return g.turns.Profile(agent).Workspace },
 		func(agent string) {
 			if g.handler != nil && (chatMenuPort{g}).shows(agent) {
 				g.background(func() { g.handler.PublishMenus(g.ctx) })

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/clawhost/clawhost/core/admission"
@@ -32,10 +31,10 @@ func newAgents(g *Gateway) *agents.Agents {
 	return agents.New(agents.Options{Logger: g.log, Store: g.store, Meta: g.meta, Now: g.opts.Now,
 		Settings: func() agents.Settings { return g.settings().routing() },
 		Workspace: func(agent string) agents.Workspace {
-			ts := g.settings().Turn.ForAgent(agent)
+			ts := g.turns.Profile(agent)
 			return agents.Workspace{Dir: ts.Workspace, Worktrees: ts.Worktrees}
 		},
-		Running: func(key sessionkey.Key) bool { return g.queue.Running(key.String()) },
+		Running: func(key sessionkey.Key) bool { return g.queue.Running(key) }, // the queue is made after
 		Stop:    func(key sessionkey.Key) { g.opts.Agent.Stop(key.String()) },
 	})
 }
@@ -44,9 +43,9 @@ func newAgents(g *Gateway) *agents.Agents {
 func newHandler(g *Gateway) *command.Handler {
 	h := &command.Handler{
 		Registry: g.commands, Sessions: sessions{g}, Plugins: g.opts.Ports, Store: g.opts.Store, Logger: g.log,
-		Now: g.opts.Now, Started: g.started, Version: g.opts.Version, Model: func(key sessionkey.Key) string { return g.settings().agentTurn(key).Model },
-		Models:    func(key sessionkey.Key) []string { return g.settings().agentTurn(key).Models },
-		Mode:      func(key sessionkey.Key) string { return g.settings().agentTurn(key).PermissionMode },
+		Now: g.opts.Now, Started: g.started, Version: g.opts.Version, Model: func(key sessionkey.Key) string { return g.turns.Profile(key.Agent).Model },
+		Models:    func(key sessionkey.Key) []string { return g.turns.Profile(key.Agent).Models },
+		Mode:      func(key sessionkey.Key) string { return g.turns.Profile(key.Agent).PermissionMode },
 		Schedules: g.opts.Schedules,
 		Revoker:   g.opts.Revoker,
 		OnApproved: func(ctx context.Context, entry string) {
@@ -60,16 +59,13 @@ func newHandler(g *Gateway) *command.Handler {
 		Agents:   agentPort{g.agents, g},
 		// Only what agent.permission_modes lists is offered ("ask"
 		// included): policy is the file's, never widened from a chat.
-		Modes:     func(key sessionkey.Key) []string { return g.settings().agentTurn(key).PermissionModes },
-		Approvals: func(key string) []string { return approvalLines(g.approvals, g.opts.Now(), key) },
-		LastTurn:  func(key string) string { return g.turns.LastWait(key).String() },
-		HookWork:  g.work.lines,
+		Modes:     func(key sessionkey.Key) []string { return g.turns.Profile(key.Agent).PermissionModes },
+		Approvals: func(key sessionkey.Key) []string { return approvalLines(g.approvals, g.opts.Now(), key) },
+		LastTurn:  func(key sessionkey.Key) string { return g.turns.LastWait(key.String()).String() },
+		HookWork:  func(key sessionkey.Key) []string { return g.work.lines(key.String()) },
 		Claude:    g.claude.Menu,
 		MenuChats: chatMenuPort{g}.chats,
-		QueueMode: func(key sessionkey.Key) string {
-			instance, _, _ := strings.Cut(key.Chat, ":") // "<instance>:<kind>:<peer>"
-			return string(g.settings().Queue.ModeFor(instance))
-		},
+		QueueMode: func(instance string) string { return string(g.settings().Queue.ModeFor(instance)) },
 	}
 	if g.opts.ChatState != nil {
 		h.Terminal = terminal{g: g, state: g.opts.ChatState}

@@ -2,12 +2,19 @@
 // its own beyond the order of the stages; each stage is a package:
 //
 //	Inbound ─▶ journal (durable; the plugin's ack waits for it; dedupe)
+//	  ─▶ core/placement (which host runs the session)
 //	  ─▶ core/admission (one verdict: access, pairing, /owner, /whoami,
 //	     flood limit, tool-question answers, message_received hooks)
-//	  ─▶ core/debounce ─▶ reset triggers and core/command (built-ins, plugins)
+//	  ─▶ core/debounce ─▶ core/sessionreset (the reset triggers' verdict)
+//	     and core/command (built-ins, plugins)
 //	  ─▶ core/queue (lanes, modes, cap) ─▶ core/turn (session, prompt, hooks,
-//	     runner, streaming) ─▶ core/delivery (normalize, chunk, outbox,
-//	     ordered sends, drafts, typing) ─Send▶ plugin
+//	     runner, streaming) ─▶ core/replyroute (the reply's conversation,
+//	     message_sending, agent_end) ─▶ core/delivery (normalize, chunk,
+//	     outbox, ordered sends, drafts, typing) ─Send▶ plugin
+//
+// The session key travels typed (sessionkey.Key) through every stage; it
+// becomes a string only for the store, logs and the plugins' wire, and the
+// store's strings become keys again in one file (stored.go).
 //
 // Every message is in the journal before anything else happens to it, and
 // the journal is also the per-session queue, so a restart (or kill -9 at
@@ -27,35 +34,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/claudecmds"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/admission"
-	"github.com/clawhost/clawhost/core/agentend"
 	"github.com/clawhost/clawhost/core/agents"
 	"github.com/clawhost/clawhost/core/approval"
 	"github.com/clawhost/clawhost/core/budget"
+	"github.com/clawhost/clawhost/core/claudecmds"
 	"github.com/clawhost/clawhost/core/command"
 	"github.com/clawhost/clawhost/core/debounce"
 	"github.com/clawhost/clawhost/core/delivery"
-	"github.com/clawhost/clawhost/core/internal/procpace"
-	"github.com/clawhost/clawhost/core/internal/recent"
 	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/placement"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/received"
-	"github.com/clawhost/clawhost/core/sending"
+	"github.com/clawhost/clawhost/core/replyroute"
 	"github.com/clawhost/clawhost/core/session"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
-	"github.com/clawhost/clawhost/core/usage"
 	"github.com/clawhost/clawhost/core/usagelimit"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
@@ -74,8 +76,7 @@ type Ports interface {
 	turn.Channels
 	turn.Hooks
 	received.Hooks
-	sending.Hooks
-	agentend.Hooks
+	replyroute.Hooks
 	turn.Labels
 	command.Plugins
 }
@@ -88,66 +89,6 @@ type Observer interface {
 	queue.Observer
 	delivery.Observer
 	turn.Observer
-}
-
-// Settings are the pipeline's configurable behaviour; SetSettings replaces
-// them on reload. The composer (core) maps the HCL blocks onto them.
-type Settings struct {
-	Access access.Policy
-	// Sources maps each enabled instance to its plugin source ("telegram"),
-	// the envelope's channel label.
-	Sources map[string]string
-	// DMScope decides which direct messages share a session.
-	DMScope sessionkey.DMScope
-	// IdentityLinks make one person's direct chats on several instances
-	// one session (session.identity_links; with dm_scope "per-peer").
-	IdentityLinks map[string][]string
-	// Agents decide which agent serves a chat (the agents' chats
-	// bindings); nil: the default agent serves every chat. Switchable are
-	// the agents every chat may switch to with /agent besides the one it
-	// is bound to (agent.switchable), in file order.
-	Agents     AgentRouter
-	Switchable []string
-	// MenuChats are the chats bound to agents (agent.chats, topics and
-	// threads left out; ChatID "" for "<instance>:*"): each is offered
-	// its agent's command menu where that is not the default menu
-	// (menuChats).
-	MenuChats []MenuChat
-	Debounce  debounce.Settings
-	// Received are the message_received hooks, in config order, and
-	// their timeout.
-	Received received.Settings
-	// Sending are the message_sending hooks, in config order, and their
-	// timeout.
-	Sending sending.Settings
-	// AgentEnd are the agent_end hooks, in config order, and their
-	// timeout.
-	AgentEnd agentend.Settings
-	Queue    queue.Policy
-	Turn     turn.Settings
-	Delivery delivery.Settings
-	// Approval is how tool-use questions are asked (agent.approval_timeout,
-	// agent.approvers); Turn.Approvals, or "ask" in Turn.PermissionModes
-	// and a chat's /mode ask, turns them on.
-	Approval approval.Config
-	// SeenReaction is the reaction a message gets when it arrives while its
-	// chat's turn runs (messages.seen_reaction; "" none); QueuedNotice
-	// tells it in text where there is no reaction (messages.queued_notice).
-	SeenReaction string
-	QueuedNotice bool
-	// Rate is each sender's flood limit (access.rate); Budgets the
-	// budgets turns are held to (budget {}, agents' budget blocks).
-	Rate    Rate
-	Budgets budget.Rules
-	// AuditKeep is how long the audit trail keeps its rows (audit.keep);
-	// 0: for ever.
-	AuditKeep time.Duration
-	// TranscriptDirs are claude's config directories, where /export looks
-	// for a session's transcript (projects/*/<id>.jsonl).
-	TranscriptDirs []string
-	// OwnerClaudeDirs are, by agent id, where the owner's own claude keeps
-	// its sessions (agent.owner_claude_dir): /continue, /desktop.
-	OwnerClaudeDirs map[string]string
 }
 
 // Options configure a Gateway.
@@ -222,15 +163,12 @@ type Gateway struct {
 	admission *admission.Stage
 	// agents route chats to agents (bindings, /agent, worktrees).
 	agents *agents.Agents
-	// queueModes caches the sessions' /queue (queue.Mode by key) for the
-	// sessions active lately.
-	queueModes *recent.Map[string, queue.Mode]
 	// meta is the decode cache of the sessions' metadata, shared by the
 	// turn stage and the built-ins' view of sessions.
 	meta     *session.Cache
 	arrivals *queue.Ordered
 	// place runs each session on its host (with several hosts).
-	place *placer
+	place *placement.Placer
 	// holds remember the messages held for pairing.
 	holds pairingHolds
 	sends queue.Locks
@@ -239,20 +177,16 @@ type Gateway struct {
 	// received is the message_received stage, between access and the
 	// queue.
 	received *received.Stage
-	// sending is the message_sending stage, between a turn's reply and
-	// the outbox.
-	sending *sending.Stage
+	// replies is the reply's route out of a turn: the message_sending
+	// hooks, the outbox, the agent_end hooks.
+	replies *replyroute.Stage
 	// work is what the lifecycle hooks last did per session (/status).
 	work hookWork
-	// ends delivers the agent_end events in the background.
-	ends *agentend.Notifier
 	// pause holds the turns while claude's usage limit is reached.
 	pause     *usagelimit.Pause
 	delivery  *delivery.Dispatcher
 	approvals *approval.Approvals
 	budgets   *budget.Budgets
-	// prices price the turns claude did not (budget price blocks).
-	prices *usage.Prices
 
 	mu         sync.Mutex
 	set        Settings
@@ -289,42 +223,36 @@ func New(opts Options) *Gateway {
 	g := &Gateway{
 		opts: opts, log: log, store: opts.Store, obs: opts.Observer, started: opts.Now(), set: opts.Settings,
 		commands: command.NewRegistry(command.Builtins), arrivals: queue.NewOrdered(),
-		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: cmp.Or(opts.Ready, make(chan struct{})), ctx: ctx, cancel: cancel, queueModes: recent.New[string, queue.Mode](1024),
+		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: cmp.Or(opts.Ready, make(chan struct{})), ctx: ctx, cancel: cancel,
 		meta: session.NewCache(session.DefaultCacheSize),
 	}
-	g.place = &placer{placement: opts.Placement, clock: opts.Clock, ctx: ctx, log: log, background: g.background}
+	g.place = placement.New(placement.Options{Placement: opts.Placement, Clock: opts.Clock, Ctx: ctx, Logger: log, Background: g.background})
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
 	g.holds = pairingHolds{ctx: ctx, store: opts.Store, delivery: g.delivery, log: log, now: opts.Now, background: g.background}
 	g.approvals = approval.New(g.delivery, approvalConfig(opts.Settings), log, opts.Now)
 	g.approvals.OnDecided(auditTrail{ctx, opts.Store, log}.tool)
-	g.prices = usage.NewPrices(pricesOf(opts.Settings.Budgets))
-	g.claude = newClaudeCommands(g)
-	g.turns = turn.New(turn.Options{ClaudeCommands: g.claude,
-		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery, g}, Store: opts.Store,
-		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools, ToolRun: opts.ToolRun,
-		Approvals: asker{g}, Meta: g.meta, Waiting: func(key string) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
-		Prices: g.prices, SendingHooked: sendingHooked(opts.Ports, func() []string { return g.settings().Sending.Hooks }),
-	})
-	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
-	g.admission = newAdmission(g)
-	g.agents = newAgents(g)
-	g.sending = sending.New(opts.Ports, g.turns, opts.Clock, log)
-	g.sending.ReportSteps(func(key, line string) { g.work.set(key, "sending", line) })
-	g.sending.ReportHeld(func(r sending.Reply, _ string) {
-		tgt := message.Target{Instance: r.Conversation.Instance, ChatID: r.Conversation.ChatID, ThreadID: r.Conversation.ThreadID}
-		g.background(func() { g.delivery.Notify(r.Conversation.SessionKey, tgt, NoteReplyHeld) })
-	})
-	g.ends = agentend.New(ctx, opts.Ports, opts.Clock, log, opts.AgentEndSpool)
 	g.budgets = budget.New(opts.Store, opts.Clock, func() (budget.Rules, *time.Location) {
 		set := g.settings()
 		return set.Budgets, set.Turn.Location
 	})
+	g.claude = newClaudeCommands(g)
+	g.turns = turn.New(turn.Options{ClaudeCommands: g.claude,
+		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery, g}, Store: opts.Store,
+		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools, ToolRun: opts.ToolRun,
+		Approvals: asker{g}, Meta: g.meta, Waiting: func(key sessionkey.Key) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
+		Prices: g.budgets.Prices(), SendingHooked: func() bool { return g.replies.Hooked(g.settings().Replies.Sending.Hooks) },
+	})
+	g.received = received.New(opts.Ports, g.turns, opts.Store, log)
+	g.admission = newAdmission(g)
+	g.agents = newAgents(g)
+	g.replies = replyroute.New(replyroute.Options{Ctx: ctx, Logger: log, Clock: opts.Clock, Hooks: opts.Ports, Files: g.turns, Outbox: g.delivery,
+		Spool: opts.AgentEndSpool, Background: g.background, OnSteps: func(key, line string) { g.work.set(key, "sending", line) }})
 	g.pause = usagelimit.New(usagelimit.Options{Store: opts.Store, Clock: opts.Clock, Logger: log, Resume: func(keys []string) {
 		// The sessions the pause's end names that this host runs (with
 		// several hosts, each looks at its own when its pause ends).
 		for _, k := range keys {
-			if g.place.runsHere(k) {
-				g.queue.Kick(k)
+			if g.place.RunsHere(k) {
+				g.queue.Kick(storedKey(log, k))
 			}
 		}
 	}})
@@ -344,7 +272,7 @@ func (p pauseCommands) Resume(ctx context.Context) bool   { return p.g.pause.Res
 // runs that they were taken: the seen reaction on the last one where the
 // channel has reactions, else, when messages.queued_notice is on, a short
 // notice. ahead < 0: they were steered into the running turn.
-func (n notices) seen(key string, items []queue.Item, ahead int) {
+func (n notices) seen(key sessionkey.Key, items []queue.Item, ahead int) {
 	g := n.g
 	set := g.settings()
 	m := &items[len(items)-1].Message
@@ -372,29 +300,6 @@ func (n notices) seen(key string, items []queue.Item, ahead int) {
 	g.background(func() { g.delivery.Notify(key, tgt, text) })
 }
 
-// SetSettings replaces the pipeline settings (on reload). Sessions, queues
-// and running turns are untouched; pending debounce windows are flushed.
-func (g *Gateway) SetSettings(s Settings) {
-	g.queue.SetPolicy(s.Queue)
-	g.turns.SetSettings(turnSettings(s))
-	g.prices.SetConfigured(pricesOf(s.Budgets))
-	g.delivery.SetSettings(s.Delivery)
-	g.approvals.SetConfig(approvalConfig(s))
-	g.admission.Forget(g.ctx, s.Access)
-	g.mu.Lock()
-	menusChanged := !slices.Equal(g.set.MenuChats, s.MenuChats)
-	g.set = s
-	old := g.debouncers
-	g.debouncers = map[time.Duration]*debounce.Debouncer[arrival]{}
-	g.mu.Unlock()
-	for _, d := range old {
-		d.Close()
-	}
-	if menusChanged && g.handler != nil {
-		g.background(func() { g.handler.PublishMenus(g.ctx) })
-	}
-}
-
 // AttachFile queues a file the agent's send_file tool sends to chat tgt
 // with the reply of the turn running there (turn.Turns.AttachFile).
 func (g *Gateway) AttachFile(tgt message.Target, path, caption string) (string, error) {
@@ -407,31 +312,12 @@ func (g *Gateway) ReactTo(tgt message.Target, emoji string) error {
 	return g.turns.ReactTo(tgt, emoji)
 }
 
-// turnSettings are the turn stage's settings with what they take from
-// the other stages': the access policy's mention rule and the delivery's
-// default file limit (for a channel that declares none), which the
-// messaging section tells claude.
-func turnSettings(s Settings) turn.Settings {
-	t := s.Turn
-	pol := s.Access
-	t.RequireMention = pol.RequiresMention
-	t.MaxFileBytes = cmp.Or(s.Delivery.MaxMediaBytes, delivery.DefaultMaxMediaBytes)
-	return t
-}
-
-func (g *Gateway) settings() Settings {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.set
-}
-
 // Inbound is the pluginhost.InboundFunc. Each message is normalized and
 // stored in the journal (the dedupe check is part of that); only when every
 // message of the batch is stored does it return nil, and the plugin host
 // acks them. Messages of one conversation are stored in order; different
 // conversations are stored concurrently, so one group commit covers them.
 func (g *Gateway) Inbound(ctx context.Context, instance string, msgs []channel.InboundMessage) error {
-	procpace.Busy()
 	select {
 	case <-g.ready:
 	case <-ctx.Done():
@@ -521,46 +407,6 @@ type arrival struct {
 	queue.Item
 }
 
-// agentTurn are the turn settings of the session key's agent.
-func (s Settings) agentTurn(key sessionkey.Key) turn.Settings {
-	return s.Turn.ForAgent(key.Agent)
-}
-
-// keyOf reads the session key of a lane's batch: the queue (and the
-// journal it recovers from) holds its string form, made by Key.String, so
-// a key that does not parse is a defect, logged; its agent is then the
-// default's.
-func keyOf(log hclog.Logger, s string) sessionkey.Key {
-	k, err := sessionkey.Parse(s)
-	if err != nil {
-		log.Error("a session key without its agent", "session", s, "error", err)
-		return sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: s}
-	}
-	return k
-}
-
-// SessionAgent is the agent of the session stored under key, for readers
-// of the store outside the pipeline (`clawhost sessions`); ok false when
-// key is no session's.
-func SessionAgent(key string) (agent string, ok bool) {
-	k, err := sessionkey.Parse(key)
-	return k.Agent, err == nil
-}
-
-// AgentRouter resolves the agent that serves a chat (config.Bindings).
-type AgentRouter = agents.Bindings
-
-// routing are the agent routing's settings.
-func (s Settings) routing() agents.Settings {
-	return agents.Settings{DMScope: s.DMScope, IdentityLinks: s.IdentityLinks, Bindings: s.Agents, Switchable: s.Switchable}
-}
-
-// boundKey is the stored form of the session key of m under set, scoped
-// to the agent its chat is bound to (agents.BoundKey).
-func boundKey(set Settings, m *message.Message) string {
-	return agents.BoundKey(set.routing(), m).String()
-}
-
 // Close stops accepting messages, flushes debounce windows, and waits for
 // running turns and deliveries to end (or ctx). Messages still queued stay
 // in the journal for the next start. Delivery drains first and closes
@@ -581,7 +427,7 @@ func (g *Gateway) Close(ctx context.Context) {
 	g.delivery.Drain()
 	g.queue.Close(ctx)
 	done := make(chan struct{})
-	go func() { g.wg.Wait(); g.arrivals.Wait(); g.ends.Wait(); close(done) }()
+	go func() { g.wg.Wait(); g.arrivals.Wait(); g.replies.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -601,26 +447,3 @@ func (nopObserver) Usage(string, string, float64, [4]int64) {}
 func (nopObserver) RunnerError(string)                      {}
 func (nopObserver) SetQueueDepth(int)                       {}
 func (nopObserver) SetActiveRuns(int)                       {}
-
-// admission are the admission stage's settings.
-func (s Settings) admission() admission.Settings {
-	return admission.Settings{Access: s.Access, Rate: s.Rate, Received: s.Received}
-}
-
-// NoteReplyHeld tells a chat that its answer is ready but held: a
-// message_sending hook with on_error = "hold" does not answer.
-const NoteReplyHeld = "⏸ Your answer is ready but held: a check it must pass before it is sent is not answering. It is sent as soon as the check is back."
-
-// sendingHooked reports whether a message_sending hook may shape the
-// replies (turn.Options.SendingHooked): one of hooks (the enabled
-// instances) that is one, or has not described itself yet.
-func sendingHooked(ports sending.Hooks, hooks func() []string) func() bool {
-	return func() bool {
-		for _, inst := range hooks() {
-			if ports.IsSendingHook(inst) {
-				return true
-			}
-		}
-		return false
-	}
-}

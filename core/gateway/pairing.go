@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/delivery"
+	"github.com/clawhost/clawhost/core/sessionkey"
 
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
@@ -65,7 +66,7 @@ func (p pairingHolds) tellOwners(set Settings, m *message.Message, code store.Pa
 			continue
 		}
 		tgt := message.Target{Instance: instance, ChatID: id}
-		key := "pairing:" + o
+		key := pairingKey(o)
 		told++
 		p.background(func() {
 			if p.delivery.HasButtons(instance) {
@@ -133,7 +134,7 @@ func (g *Gateway) PairingApproved(ctx context.Context, entry string) {
 		return
 	}
 	if fresh {
-		g.delivery.Notify("pairing:"+entry, tgt, "✅ An owner approved you. Your message is answered now.")
+		g.delivery.Notify(pairingKey(entry), tgt, "✅ An owner approved you. Your message is answered now.")
 		g.submit(a, 0)
 	}
 	if err := g.store.ReleaseLease(ctx, l.Name, l.Holder); err != nil {
@@ -166,3 +167,7 @@ func (g *Gateway) answerApprovedHolds(ctx context.Context) {
 		}
 	}
 }
+
+// pairingKey orders the sends about sender's pairing (the owners' notices,
+// the sender's approval): a key of no agent, so no session's.
+func pairingKey(sender string) sessionkey.Key { return sessionkey.Key{Chat: "pairing:" + sender} }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/clawhost/clawhost/core/agents"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/sessionkey"
@@ -33,7 +34,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 		g.log.Error("reading the usage-limit pause failed; turns run", "error", err)
 	}
 	g.take(rec, false)
-	g.ends.Resume(g.settings().AgentEnd)
+	g.replies.Resume(g.settings().Replies.AgentEnd)
 	g.background(g.prune)
 	close(g.ready)
 	g.background(func() { g.answerApprovedHolds(g.ctx) })
@@ -51,7 +52,7 @@ func (g *Gateway) Adopt(ctx context.Context) (int, error) {
 	default:
 		return 0, nil // Start has not recovered yet; it takes them
 	}
-	g.place.beginTake()
+	g.place.BeginTake()
 	rec, err := g.store.Recover(ctx, store.RecoverOptions{StaleAfter: g.opts.StaleAfter, Adopt: true})
 	if err != nil {
 		g.resume(nil, true) // ends the take
@@ -73,7 +74,7 @@ func (g *Gateway) take(rec store.Recovery, taken bool) {
 	for _, p := range rec.Deliver {
 		g.background(func() {
 			m, _ := message.Decode(p.Entry.Message)
-			g.delivery.DeliverPending(boundKey(g.settings(), &m), p, m.Target())
+			g.delivery.DeliverPending(agents.BoundKey(g.settings().routing(), &m), p, m.Target())
 		})
 	}
 	g.tellStale(rec.Stale)
@@ -87,7 +88,7 @@ func (g *Gateway) take(rec store.Recovery, taken bool) {
 				if err != nil {
 					g.log.Warn("reading the interrupted turn's output failed", "id", e.ID, "error", err)
 				}
-				g.delivery.Interrupted(boundKey(g.settings(), &m), m.Target(), live, noticeInterrupted)
+				g.delivery.Interrupted(agents.BoundKey(g.settings().routing(), &m), m.Target(), live, noticeInterrupted)
 			})
 		}
 	}
@@ -117,7 +118,7 @@ func (g *Gateway) tellStale(stale []store.PendingReply) {
 			continue
 		}
 		told[tgt] = true
-		g.background(func() { g.delivery.Notify(boundKey(g.settings(), &m), tgt, noticeStale) })
+		g.background(func() { g.delivery.Notify(agents.BoundKey(g.settings().routing(), &m), tgt, noticeStale) })
 	}
 }
 
@@ -167,11 +168,11 @@ func (g *Gateway) resume(entries []store.Entry, taken bool) {
 	}
 	placed := func(string) {}
 	if taken {
-		g.place.took(left)
+		g.place.Took(left)
 		own = 1
 		placed = func(k string) {
 			if left[k]--; left[k] == 0 {
-				g.place.arrived(k)
+				g.place.Arrived(k)
 			}
 		}
 	}
@@ -179,18 +180,19 @@ func (g *Gateway) resume(entries []store.Entry, taken bool) {
 		if x.e.State == store.StateQueued {
 			continue
 		}
-		g.place.forget(x.key)
+		g.place.Forget(x.key)
 		g.submit(arrival{key: x.k, Item: queue.Item{ID: x.e.ID, Message: x.m}}, own)
 		placed(x.key)
 	}
 	for _, k := range kick {
 		ids := queued[k]
+		sk := storedKey(g.log, k)
 		start := func() {
 			g.queue.Recovered(len(ids))
-			g.queue.Kick(k)
+			g.queue.Kick(sk)
 		}
-		g.place.forget(k)
-		if g.place.here(k, ids, start, own) {
+		g.place.Forget(k)
+		if g.place.Here(k, ids, start, own) {
 			start()
 		}
 		placed(k)

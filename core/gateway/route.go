@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,13 +12,12 @@ import (
 	"github.com/clawhost/clawhost/core/delivery"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
-	"github.com/clawhost/clawhost/core/sending"
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/sessionkey"
+	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
 	"github.com/clawhost/clawhost/sdk/channel"
-	sdkcommand "github.com/clawhost/clawhost/sdk/command"
-	"github.com/clawhost/clawhost/sdk/hook"
 )
 
 // submit hands an accepted entry to the arrival stage of its conversation.
@@ -28,8 +26,8 @@ import (
 // take of this host's resumes, the takes of a's session the caller is part
 // of (see placer.here).
 func (g *Gateway) submit(a arrival, own int) {
-	run := func() { g.arrivals.Do(a.key.String(), func() { g.arrive(a) }) }
-	if g.place.here(a.key.String(), []int64{a.ID}, run, own) {
+	run := func() { g.arrivals.Do(a.key, func() { g.arrive(a) }) }
+	if g.place.Here(a.key.String(), []int64{a.ID}, run, own) {
 		run()
 	}
 }
@@ -60,7 +58,7 @@ func (g *Gateway) arrive(a arrival) {
 		}
 		g.debouncer(set, a.Message.Instance).Enqueue(a)
 	case admission.Run:
-		g.queue.Enqueue(a.key.String(), []queue.Item{a.Item})
+		g.queue.Enqueue(a.key, []queue.Item{a.Item})
 	case admission.Answer:
 		g.respond(a, v.Text)
 	case admission.Hold:
@@ -96,37 +94,33 @@ func (g *Gateway) debouncer(set Settings, instance string) *debounce.Debouncer[a
 	return d
 }
 
-// route handles a batch (one message, or several a debounce window merged):
-// reset triggers, built-in and plugin commands, abort words; everything
-// else goes to the session's queue.
-func (g *Gateway) route(key string, batch []arrival) {
+// route handles a batch (one message, or several a debounce window merged,
+// all of one session): reset triggers, built-in and plugin commands, abort
+// words; everything else goes to the session's queue.
+func (g *Gateway) route(_ string, batch []arrival) {
 	if g.ctx.Err() != nil {
 		return
 	}
 	head := batch[0]
+	key := head.key
 	text := head.Message.Command()
 	if inline := g.inlineDirectives(batch); len(batch) == 1 && !inline {
 		set := g.settings()
 		control := set.Access.MayControl(&head.Message)
-		if trig := g.turns.MatchTrigger(text); trig.Triggered && !control {
-			g.respond(head, "In this group only an owner can start a new session.")
+		v := sessionreset.Decide(g.turns.MatchTrigger(text), control, g.turns.Profile(key.Agent).Models)
+		if v.Action == sessionreset.Refuse {
+			g.respond(head, v.Answer)
 			return
-		} else if trig.Triggered {
-			g.resetSession(key, &head.Message, "trigger "+trig.Trigger)
-			payload := trig.Payload
-			if model, rest, ok := turn.ResetModelHint(payload, set.Turn.Models); ok {
+		} else if v.Action == sessionreset.Reset {
+			g.resetSession(key, &head.Message, "trigger "+v.Trigger)
+			if v.Model != "" {
 				// "/new sonnet [text]": the new session runs on that model.
-				if _, err := g.turns.SetOverrides(g.ctx, head.key, func(o *session.Overrides) error { o.Model = model; return nil }); err != nil {
-					g.log.Error("storing the model of /new failed", "session", key, "error", err)
+				if _, err := g.turns.SetOverrides(g.ctx, head.key, func(o *session.Overrides) error { o.Model = v.Model; return nil }); err != nil {
+					g.log.Error("storing the model of /new failed", "session", key.String(), "error", err)
 				}
-				if rest == "" {
-					g.respond(head, "New session started with "+model+".")
-					return
-				}
-				payload = rest
 			}
-			if strings.TrimSpace(payload) == "" {
-				g.respond(head, "New session started.")
+			if v.Answer != "" {
+				g.respond(head, v.Answer)
 				return
 			}
 			// The payload becomes the first message of the new session; the
@@ -183,7 +177,7 @@ func (g *Gateway) inlineDirectives(batch []arrival) bool {
 		first = first || i == 0
 		who := command.Role{Owner: set.Access.IsOwner(&a.Message), Control: set.Access.MayControl(&a.Message), Member: set.Access.IsMember(&a.Message)}
 		if answer, held := g.handler.ApplyDirective(g.ctx, a.key, &a.Message, name, arg, who); !held && answer != "" {
-			key, tgt := a.key.String(), a.Message.Target()
+			key, tgt := a.key, a.Message.Target()
 			g.background(func() { g.delivery.Notify(key, tgt, answer) })
 		}
 	}
@@ -201,12 +195,12 @@ func (g *Gateway) respondAs(a arrival, text string, format channel.Format) {
 		g.finish(a.ID, store.StateDone, "")
 		return
 	}
-	g.delivery.Deliver(delivery.Reply{Key: a.key.String(), ID: a.ID, Target: a.Message.Target(), Text: text, Format: format})
+	g.delivery.Deliver(delivery.Reply{Key: a.key, ID: a.ID, Target: a.Message.Target(), Text: text, Format: format})
 }
 
 // resetSession starts a new session under key: a running turn is aborted,
 // the old claude process stopped and the queue left as it is.
-func (g *Gateway) resetSession(key string, m *message.Message, reason string) {
+func (g *Gateway) resetSession(key sessionkey.Key, m *message.Message, reason string) {
 	g.queue.Abort(key, "session reset")
 	g.turns.Reset(g.ctx, key, m, reason)
 }
@@ -233,14 +227,14 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 		older, err := l.olderWaiting(ctx, b)
 		switch {
 		case err != nil:
-			g.log.Error("reading the session queue before a turn failed", "session", b.Key, "error", err)
+			g.log.Error("reading the session queue before a turn failed", "session", b.Key.String(), "error", err)
 			return queue.Retry
 		case older:
 			g.queue.Kick(b.Key)
 			return queue.Halt
 		}
 	}
-	key := keyOf(g.log, b.Key) // the agent resolved once, for the turn and its reply
+	key := b.Key
 	refused, admitted := l.overBudget(ctx, b, key)
 	if refused {
 		return queue.Ran
@@ -270,7 +264,7 @@ func (l lanes) RunTurn(ctx context.Context, b *queue.Batch) queue.Status {
 // first waits in the session's queue: one the lane's read of the queue
 // did not see (unparked since).
 func (l lanes) olderWaiting(ctx context.Context, b *queue.Batch) (bool, error) {
-	es, err := l.g.store.ListPending(ctx, b.Key, 1)
+	es, err := l.g.store.ListPending(ctx, b.Key.String(), 1)
 	if err != nil {
 		return false, err
 	}
@@ -285,7 +279,7 @@ func (l lanes) park(ctx context.Context, b *queue.Batch, out turn.Outcome) queue
 	ids := append([]int64{b.Entries[0].ID}, b.Covers()...)
 	if err := g.store.Park(ctx, ids...); err != nil {
 		// They stay in processing: the next start runs them again.
-		g.log.Error("parking the turn at the usage limit failed", "session", b.Key, "error", err)
+		g.log.Error("parking the turn at the usage limit failed", "session", b.Key.String(), "error", err)
 	} else {
 		// Parked entries wait as queued ones do (they come back queued
 		// and are counted off when they start): while they wait, a new
@@ -299,9 +293,9 @@ func (l lanes) park(ctx context.Context, b *queue.Batch, out turn.Outcome) queue
 
 // tellPaused tells session key's chat, once a pause, that its messages
 // wait for the usage limit's reset.
-func (l lanes) tellPaused(key string, tgt message.Target, until time.Time) {
+func (l lanes) tellPaused(key sessionkey.Key, tgt message.Target, until time.Time) {
 	g := l.g
-	if !g.pause.Tell(key) {
+	if !g.pause.Tell(key.String()) {
 		return
 	}
 	loc := g.settings().Turn.Location
@@ -325,21 +319,21 @@ func (g *Gateway) Paused() (until time.Time, reason string, ok bool) { return g.
 // whether the turns were paused.
 func (g *Gateway) Resume(ctx context.Context) bool { return g.pause.Resume(ctx) }
 
-func (l lanes) Abort(key string) bool { return l.g.opts.Agent.Abort(key) }
+func (l lanes) Abort(key sessionkey.Key) bool { return l.g.opts.Agent.Abort(key.String()) }
 
-func (l lanes) Steer(key string, items []queue.Item) bool {
+func (l lanes) Steer(key sessionkey.Key, items []queue.Item) bool {
 	msgs := make([]message.Message, len(items))
 	for i, it := range items {
 		msgs[i] = it.Message
 	}
-	return l.g.turns.Steer(key, msgs)
+	return l.g.turns.Steer(key.String(), msgs)
 }
 
 // notices sends the queue's notices (messages the cap dropped) in the
 // background, as recovery's are.
 type notices struct{ g *Gateway }
 
-func (n notices) Notify(key string, tgt message.Target, text string) {
+func (n notices) Notify(key sessionkey.Key, tgt message.Target, text string) {
 	n.g.background(func() { n.g.delivery.Notify(key, tgt, text) })
 }
 
@@ -349,54 +343,13 @@ type output struct {
 	g *Gateway
 }
 
-func (o output) NewDraft(key string, id int64, tgt message.Target, prev store.Live) turn.Draft {
+func (o output) NewDraft(key sessionkey.Key, id int64, tgt message.Target, prev store.Live) turn.Draft {
 	return o.Dispatcher.NewDraft(key, id, tgt, prev)
 }
 
-// Reply delivers a turn's final reply (recorded in the outbox first),
-// after the message_sending hooks shaped it: what they return is what is
-// recorded, and a recorded reply is never shown to them again. The
-// agent_end hooks hear of the turn once the reply is recorded, in the
-// background.
+// Reply takes a turn's final reply out through the reply's route
+// (core/replyroute): the message_sending hooks, the outbox, agent_end.
 func (o output) Reply(r turn.Reply) {
 	set := o.g.settings()
-	conv := sdkcommand.Conversation{SessionKey: r.Key.String(), Instance: r.Target.Instance, Channel: set.Sources[r.Target.Instance], ChatID: r.Target.ChatID, ThreadID: r.Target.ThreadID}
-	if parts := strings.Split(r.Key.Chat, ":"); len(parts) > 1 {
-		conv.ChatType = channel.ChatType(parts[1])
-	}
-	suppressed := false
-	if len(set.Sending.Hooks) > 0 && strings.TrimSpace(r.Text) != "" {
-		var stopped bool
-		r.Text, suppressed, stopped = o.g.sending.Shape(o.g.ctx, set.Sending, sending.Reply{ID: r.ID, Conversation: conv, Key: r.Key, Text: r.Text, Format: r.Format,
-			VoiceNoteFormat: o.VoiceNoteFormat(r.Target.Instance)})
-		if stopped {
-			// Never recorded unshaped: the entry stays in processing and
-			// its turn runs again after the restart.
-			o.g.log.Info("the host stopped while message_sending hooks shaped a reply; not recorded, its turn runs again after the restart", "session", conv.SessionKey, "id", r.ID)
-			return
-		}
-	}
-	o.Deliver(delivery.Reply{Key: conv.SessionKey, Workspace: r.Workspace, ID: r.ID, Covers: r.Covers, Target: r.Target, Text: r.Text, Format: r.Format, ReplyTo: r.ReplyTo, Draft: r.Draft, Ping: r.Ping, Usage: r.Usage, ClaudeCost: r.ClaudeCost, Session: r.Session})
-	if len(set.AgentEnd.Hooks) > 0 {
-		o.g.ends.Notify(set.AgentEnd, endOf(r, conv, suppressed))
-	}
-}
-
-// endOf describes a turn whose reply r was recorded to the agent_end hooks.
-func endOf(r turn.Reply, conv sdkcommand.Conversation, suppressed bool) hook.End {
-	end := hook.End{CallID: strconv.FormatInt(r.ID, 10), Conversation: conv, Sender: r.Sender, Agent: r.Key.Agent, SessionID: r.SessionID,
-		ReplyText: r.Text, ToolSteps: r.Steps, Outcome: hook.OutcomeOK}
-	if u := r.Usage; u != nil {
-		end.InputTokens, end.OutputTokens, end.CostUSD, end.Duration = u.InputTokens+u.CacheReadTokens+u.CacheCreationTokens, u.OutputTokens, u.CostUSD, u.Duration
-		if u.Outcome != "" && u.Outcome != "ok" {
-			end.Outcome = hook.OutcomeError
-		}
-	}
-	switch {
-	case r.Aborted:
-		end.Outcome = hook.OutcomeAborted
-	case end.Outcome == hook.OutcomeOK && (suppressed || strings.TrimSpace(r.Text) == ""):
-		end.Outcome = hook.OutcomeNoReply
-	}
-	return end
+	o.g.replies.Route(set.Replies, set.Sources[r.Target.Instance], r)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/agents"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/sessionkey"
@@ -29,7 +30,7 @@ func TestSessionKeys(t *testing.T) {
 		{"", message.Message{Instance: "dc", ChatType: "channel", ChatID: "c1", Sender: senderID("5")}, "dc:channel:c1"},
 	}
 	for _, c := range cases {
-		if got := boundKey(Settings{DMScope: c.scope}, &c.m); got != "agent:main:"+c.want {
+		if got := agents.BoundKey(Settings{DMScope: c.scope}.routing(), &c.m).String(); got != "agent:main:"+c.want {
 			t.Errorf("scope %q %+v: %q, want %q", c.scope, c.m, got, c.want)
 		}
 	}
@@ -38,7 +39,7 @@ func TestSessionKeys(t *testing.T) {
 	set := Settings{DMScope: sessionkey.PerPeer, IdentityLinks: links}
 	tg := message.Message{Instance: "tg", ChatType: "direct", ChatID: "5", Sender: senderID("5")}
 	dc := message.Message{Instance: "dc", ChatType: "direct", ChatID: "d9", Sender: senderID("9")}
-	if a, b := boundKey(set, &tg), boundKey(set, &dc); a != "agent:main:direct:alice" || b != a {
+	if a, b := agents.BoundKey(set.routing(), &tg).String(), agents.BoundKey(set.routing(), &dc).String(); a != "agent:main:direct:alice" || b != a {
 		t.Errorf("linked keys %q, %q", a, b)
 	}
 	// The agent a chat is bound to scopes its key; a thread bound to
@@ -52,7 +53,7 @@ func TestSessionKeys(t *testing.T) {
 		{message.Message{Instance: "tg", ChatType: "group", ChatID: "-100", ThreadID: "7", Sender: senderID("5")}, "agent:docs:tg:group:-100:thread:7"},
 		{message.Message{Instance: "tg", ChatType: "direct", ChatID: "5", Sender: senderID("5")}, "agent:main:tg:direct:5"},
 	} {
-		if got := boundKey(set, &c.m); got != c.want {
+		if got := agents.BoundKey(set.routing(), &c.m).String(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.m, got, c.want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
+	"github.com/clawhost/clawhost/core/placement"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/postgres"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
@@ -306,7 +307,7 @@ func testTakenWhileWaiting(t *testing.T, newRig func(*testing.T, store.Store) *t
 				t.Fatal("five's wait neither checked again nor ended")
 			}
 			if place.checks() == checks {
-				clk.Advance(behindPoll)
+				clk.Advance(placement.BehindPoll)
 			}
 			time.Sleep(time.Millisecond) // a real goroutine's turn, not time to pass
 		}
@@ -346,14 +347,12 @@ func testTakenWhileWaiting(t *testing.T, newRig func(*testing.T, store.Store) *t
 
 // settling is how many waits wait for a take to place what it took.
 func settling(g *Gateway) int {
-	g.place.mu.Lock()
-	defer g.place.mu.Unlock()
-	return g.place.settling
+	_, n := g.place.Waits()
+	return n
 }
 
 // waitsFor is how many sessions have entries waiting to be placed here.
 func waitsFor(g *Gateway) int {
-	g.place.mu.Lock()
-	defer g.place.mu.Unlock()
-	return len(g.place.waits)
+	n, _ := g.place.Waits()
+	return n
 }

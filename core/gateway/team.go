@@ -15,7 +15,6 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/turn"
-	"github.com/clawhost/clawhost/core/usage"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -106,17 +105,4 @@ func (t auditTrail) tool(r approval.Record) {
 	}
 	t.add(store.AuditEvent{Kind: store.AuditTool, Actor: actor, Instance: r.Chat.Instance, ChatID: r.Chat.ChatID, Subject: r.Tool,
 		Decision: decision, Detail: detail})
-}
-
-// pricesOf is the operator's price table: the top-level budget's price
-// blocks (nil: none).
-func pricesOf(r budget.Rules) map[string]usage.Price {
-	if r.Top == nil || len(r.Top.Prices) == 0 {
-		return nil
-	}
-	out := make(map[string]usage.Price, len(r.Top.Prices))
-	for _, p := range r.Top.Prices {
-		out[p.Model] = usage.Complete(p.Model, usage.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite})
-	}
-	return out
 }

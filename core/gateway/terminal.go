@@ -106,7 +106,7 @@ func (t terminal) Continue(ctx context.Context, k sessionkey.Key, m *message.Mes
 		return "", fmt.Errorf("copy the transcript into this chat: %w", err)
 	}
 	key := k.String()
-	t.g.queue.Abort(key, "session continued from the terminal")
+	t.g.queue.Abort(k, "session continued from the terminal")
 	if err := t.g.turns.Adopt(ctx, key, id, int64(s.Turns), func(meta *session.Meta) {
 		meta.ContinuedFrom, meta.Takeover = s.ID, takeover
 	}); err != nil {
@@ -186,7 +186,7 @@ func (t terminal) Desktop(ctx context.Context, k sessionkey.Key, m *message.Mess
 	}
 	t.audit(ctx, m, id, "handed back", fmt.Sprintf("%s to %s (written: %s)", found[0], dst, strconv.FormatBool(changed)))
 	cmd := session.TerminalCommand(ws, ownersession.ConfigDirFor(owner, defaultClaudeDir()), id)
-	if t.g.queue.Running(key) {
+	if t.g.queue.Running(k) {
 		cmd += "\n(A turn is running: what it adds is handed back by the next /desktop.)"
 	}
 	return cmd, nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -13,7 +14,7 @@ import (
 // messages, DropNew the newest, DropSummarize the oldest but keeps a
 // one-line summary of each for the next turn. With DropOld and DropNew the
 // chat is told (tellDropped); summarized messages still reach the agent.
-func (q *Queue) applyCap(pol Policy, key, instance string) {
+func (q *Queue) applyCap(pol Policy, key sessionkey.Key, instance string) {
 	q.mu.Lock()
 	l := q.lane(key)
 	q.mu.Unlock()
@@ -65,7 +66,7 @@ func (q *Queue) applyCap(pol Policy, key, instance string) {
 	for range ids {
 		q.obs.Dropped(instance, "queue full")
 	}
-	q.log.Warn("queue full; messages dropped", "session", key, "policy", pol.Drop, "dropped", len(ids), "cap", pol.Cap)
+	q.log.Warn("queue full; messages dropped", "session", key.String(), "policy", pol.Drop, "dropped", len(ids), "cap", pol.Cap)
 	if pol.Drop == DropSummarize {
 		q.summarize(key, drop, pol.Cap)
 	} else {
@@ -76,7 +77,7 @@ func (q *Queue) applyCap(pol Policy, key, instance string) {
 // tellDropped tells each chat whose messages the cap dropped, in one
 // message until the session's next turn starts, however often the cap
 // strikes meanwhile (a flood gets one notice, not one per message).
-func (q *Queue) tellDropped(key string, drop []store.Entry, pol Policy) {
+func (q *Queue) tellDropped(key sessionkey.Key, drop []store.Entry, pol Policy) {
 	if q.notify == nil || len(drop) == 0 {
 		return
 	}
@@ -117,7 +118,7 @@ func (q *Queue) reallyDropped(drop []store.Entry) []store.Entry {
 }
 
 // summarize keeps one line per dropped entry (at most limit per session).
-func (q *Queue) summarize(key string, drop []store.Entry, limit int) {
+func (q *Queue) summarize(key sessionkey.Key, drop []store.Entry, limit int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	sum := q.summaries[key]
@@ -146,7 +147,7 @@ func summaryLine(m *message.Message) string {
 
 // units groups a session's waiting entries into what would be turns: the
 // entries one debounce window merged (the lane's batch map) stay together.
-func (q *Queue) units(key string, pending []store.Entry) [][]store.Entry {
+func (q *Queue) units(key sessionkey.Key, pending []store.Entry) [][]store.Entry {
 	q.mu.Lock()
 	heads := map[int64]int64{}
 	if l := q.lanes[key]; l != nil {

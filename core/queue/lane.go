@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 )
 
 // Batch is what one turn runs: entries of one session, oldest first.
 type Batch struct {
-	Key     string
+	Key     sessionkey.Key
 	Entries []store.Entry
 	// Messages are the entries' messages, decoded, when the queue has
 	// them (a batch started straight from Enqueue's item); nil when the
@@ -48,7 +49,7 @@ func (b *Batch) IDs() []int64 {
 func (b *Batch) Start(ctx context.Context) error {
 	if b.direct {
 		// Routed and started in one write (see startNow).
-		return b.q.journal.Begin(ctx, b.Key, b.IDs()...)
+		return b.q.journal.Begin(ctx, b.Key.String(), b.IDs()...)
 	}
 	if err := b.q.journal.Start(ctx, b.IDs()...); err != nil {
 		return err
@@ -80,11 +81,11 @@ func (b *Batch) AbortReason() string {
 
 // Kick makes the session's lane look at its queue in the journal: for
 // entries recovered or handed over, which the queue did not put there.
-func (q *Queue) Kick(key string) { q.kick(key, true) }
+func (q *Queue) Kick(key sessionkey.Key) { q.kick(key, true) }
 
 // kick starts the session's lane, or makes a running one look again;
 // reread: the session's queue changed behind the lane's mirror.
-func (q *Queue) kick(key string, reread bool) {
+func (q *Queue) kick(key sessionkey.Key, reread bool) {
 	q.mu.Lock()
 	l := q.lane(key)
 	if reread {
@@ -115,7 +116,7 @@ func (q *Queue) kick(key string, reread bool) {
 //
 // It reports false, having done nothing, when the lane is busy or the
 // session has entries waiting: they go first.
-func (q *Queue) startNow(key string, it Item) bool {
+func (q *Queue) startNow(key sessionkey.Key, it Item) bool {
 	if it.Raw == nil {
 		return false
 	}
@@ -143,7 +144,7 @@ func (q *Queue) startNow(key string, it Item) bool {
 	m := &it.Message
 	b := &Batch{Key: key, q: q, direct: true, Entries: []store.Entry{{
 		ID: it.ID, Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID,
-		ReceivedAt: m.ReceivedAt, Message: it.Raw, State: store.StateAccepted, SessionKey: key,
+		ReceivedAt: m.ReceivedAt, Message: it.Raw, State: store.StateAccepted, SessionKey: key.String(),
 	}}}
 	if it.Journaled != nil {
 		b.Messages = []message.Message{*it.Journaled}
@@ -265,16 +266,16 @@ func (q *Queue) requeue(b *Batch) {
 // failing store until it works or the queue closes (the entry then stays
 // accepted: the next start routes it). It reports whether it queued the
 // entry; one that started or ended meanwhile is not moved back.
-func (q *Queue) enqueue(key string, id int64) bool {
+func (q *Queue) enqueue(key sessionkey.Key, id int64) bool {
 	for q.ctx.Err() == nil {
-		err := q.journal.Enqueue(q.ctx, id, key)
+		err := q.journal.Enqueue(q.ctx, id, key.String())
 		if err == nil {
 			return true
 		}
 		if errors.Is(err, store.ErrBadTransition) || errors.Is(err, store.ErrNotFound) {
 			return false
 		}
-		q.log.Error("enqueue failed; trying again", "session", key, "id", id, "error", err)
+		q.log.Error("enqueue failed; trying again", "session", key.String(), "id", id, "error", err)
 		q.wait()
 	}
 	return false
@@ -313,10 +314,10 @@ func (q *Queue) pending(l *lane) ([]store.Entry, error) {
 	}
 	stale, adding := l.stale, l.adding
 	q.mu.Unlock()
-	pending, err := q.journal.ListPending(q.ctx, l.key, 0)
+	pending, err := q.journal.ListPending(q.ctx, l.key.String(), 0)
 	if err != nil {
 		if q.ctx.Err() == nil {
-			q.log.Error("reading the session queue failed", "session", l.key, "error", err)
+			q.log.Error("reading the session queue failed", "session", l.key.String(), "error", err)
 		}
 		return nil, err
 	}
@@ -340,7 +341,7 @@ func (q *Queue) count(l *lane) (int, error) {
 		return n, nil
 	}
 	q.mu.Unlock()
-	return q.journal.CountPending(q.ctx, l.key)
+	return q.journal.CountPending(q.ctx, l.key.String())
 }
 
 // idle ends the lane when nothing was added meanwhile; it reports whether

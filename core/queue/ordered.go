@@ -1,21 +1,25 @@
 package queue
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/clawhost/clawhost/core/sessionkey"
+)
 
 // Ordered runs functions in submission order per key, one goroutine per
 // busy key; keys without work hold no goroutine. The composer runs the
 // arrival stage of each conversation through it.
 type Ordered struct {
 	mu     sync.Mutex
-	queues map[string][]func()
+	queues map[sessionkey.Key][]func()
 	wg     sync.WaitGroup
 }
 
 // NewOrdered returns an empty Ordered.
-func NewOrdered() *Ordered { return &Ordered{queues: map[string][]func(){}} }
+func NewOrdered() *Ordered { return &Ordered{queues: map[sessionkey.Key][]func(){}} }
 
 // Do runs f after every function submitted earlier under key.
-func (s *Ordered) Do(key string, f func()) {
+func (s *Ordered) Do(key sessionkey.Key, f func()) {
 	s.mu.Lock()
 	q, busy := s.queues[key]
 	s.queues[key] = append(q, f)
@@ -26,7 +30,7 @@ func (s *Ordered) Do(key string, f func()) {
 	s.mu.Unlock()
 }
 
-func (s *Ordered) run(key string) {
+func (s *Ordered) run(key sessionkey.Key) {
 	defer s.wg.Done()
 	for {
 		s.mu.Lock()
@@ -52,7 +56,7 @@ func (s *Ordered) Wait() { s.wg.Wait() }
 // interleave. The zero value is ready to use.
 type Locks struct {
 	mu    sync.Mutex
-	locks map[string]*keyLock
+	locks map[sessionkey.Key]*keyLock
 }
 
 type keyLock struct {
@@ -61,10 +65,10 @@ type keyLock struct {
 }
 
 // Lock takes key's lock and returns its unlock; unused keys hold no memory.
-func (k *Locks) Lock(key string) func() {
+func (k *Locks) Lock(key sessionkey.Key) func() {
 	k.mu.Lock()
 	if k.locks == nil {
-		k.locks = map[string]*keyLock{}
+		k.locks = map[sessionkey.Key]*keyLock{}
 	}
 	l := k.locks[key]
 	if l == nil {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/internal/recent"
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -35,10 +37,10 @@ type Runner interface {
 	// b.Start once the entries are handed to the agent.
 	RunTurn(ctx context.Context, b *Batch) Status
 	// Abort ends the session's running agent turn; false when none runs.
-	Abort(key string) bool
+	Abort(key sessionkey.Key) bool
 	// Steer injects messages into the session's running agent turn; false
 	// when it could not (they are then queued as in Followup).
-	Steer(key string, items []Item) bool
+	Steer(key sessionkey.Key, items []Item) bool
 }
 
 // Status is what became of a turn the queue handed out.
@@ -67,7 +69,7 @@ type Observer interface {
 // messages of its sender. Notify must not block (the composer sends in the
 // background).
 type Notifier interface {
-	Notify(key string, tgt message.Target, text string)
+	Notify(key sessionkey.Key, tgt message.Target, text string)
 }
 
 // Options configure a Queue.
@@ -80,16 +82,19 @@ type Options struct {
 	// Notifier may be nil: drops are then only logged and counted.
 	Notifier Notifier
 	Policy   Policy
-	// SessionMode, when not nil, returns a session's own mode (its /queue),
-	// "" for the policy's; it is called outside the queue's lock.
-	SessionMode func(key string) Mode
+	// SessionMode, when not nil, reads a session's own mode (its /queue),
+	// "" for the policy's; ok false when it could not be read (it is asked
+	// again next time). It is called outside the queue's lock; the queue
+	// keeps what it read for the sessions active lately (SetSessionMode
+	// replaces it).
+	SessionMode func(key sessionkey.Key) (mode Mode, ok bool)
 	// Backoff is how long a lane waits after a store failure; zero means 1 s.
 	Backoff time.Duration
 	// Seen, when not nil, is told of messages that arrived while a turn of
 	// their session ran and did not interrupt it: queued behind it (ahead
 	// is how many wait before them) or steered into it (ahead < 0). The
 	// sender may be shown they were taken.
-	Seen func(key string, items []Item, ahead int)
+	Seen func(key sessionkey.Key, items []Item, ahead int)
 }
 
 // Queue runs each session's queued entries, one turn at a time, oldest
@@ -100,9 +105,11 @@ type Queue struct {
 	runner  Runner
 	obs     Observer
 	notify  Notifier
-	seen    func(key string, items []Item, ahead int)
+	seen    func(key sessionkey.Key, items []Item, ahead int)
 	backoff time.Duration
-	session func(key string) Mode
+	session func(key sessionkey.Key) (Mode, bool)
+	// modes are the sessions' own modes read lately (SessionMode).
+	modes *recent.Map[sessionkey.Key, Mode]
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -111,16 +118,16 @@ type Queue struct {
 
 	mu        sync.Mutex
 	policy    Policy
-	lanes     map[string]*lane
-	summaries map[string][]string
+	lanes     map[sessionkey.Key]*lane
+	summaries map[sessionkey.Key][]string
 	// toldCap holds the sessions whose chat was told of a cap drop since
 	// their last turn started: one notice however often the cap strikes.
-	toldCap map[string]bool
+	toldCap map[sessionkey.Key]bool
 }
 
 // lane is a session's run state.
 type lane struct {
-	key     string
+	key     sessionkey.Key
 	running bool // a goroutine is draining the queue
 	dirty   bool // work was added since the goroutine last looked
 	active  *Batch
@@ -168,21 +175,42 @@ func New(opts Options) *Queue {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Queue{
-		log: opts.Logger.Named("queue"), journal: opts.Journal, runner: opts.Runner, obs: opts.Observer, notify: opts.Notifier, seen: opts.Seen, backoff: opts.Backoff, session: opts.SessionMode,
-		ctx: ctx, cancel: cancel, policy: opts.Policy.withDefaults(), lanes: map[string]*lane{}, summaries: map[string][]string{}, toldCap: map[string]bool{},
+		log: opts.Logger.Named("queue"), journal: opts.Journal, runner: opts.Runner, obs: opts.Observer, notify: opts.Notifier, seen: opts.Seen, backoff: opts.Backoff, session: opts.SessionMode, modes: recent.New[sessionkey.Key, Mode](sessionModes),
+		ctx: ctx, cancel: cancel, policy: opts.Policy.withDefaults(), lanes: map[sessionkey.Key]*lane{}, summaries: map[sessionkey.Key][]string{}, toldCap: map[sessionkey.Key]bool{},
 	}
 }
 
 // modeFor is the mode of session key: its own (/queue), else the policy's
 // for instance. Not under q.mu (SessionMode may read the store).
-func (q *Queue) modeFor(pol Policy, key, instance string) Mode {
-	if q.session != nil {
-		if m := q.session(key); m != "" {
-			return m
-		}
+func (q *Queue) modeFor(pol Policy, key sessionkey.Key, instance string) Mode {
+	if m := q.sessionMode(key); m != "" {
+		return m
 	}
 	return pol.ModeFor(instance)
 }
+
+// sessionModes bounds the sessions whose own modes the queue keeps.
+const sessionModes = 1024
+
+// sessionMode is session key's own mode, read once (SessionMode) and then
+// kept; "" for none.
+func (q *Queue) sessionMode(key sessionkey.Key) Mode {
+	if q.session == nil {
+		return ""
+	}
+	if m, ok := q.modes.Get(key); ok {
+		return m
+	}
+	m, ok := q.session(key)
+	if ok {
+		q.modes.Put(key, m)
+	}
+	return m
+}
+
+// SetSessionMode records that session key's own mode is now m (/queue;
+// "" for the policy's).
+func (q *Queue) SetSessionMode(key sessionkey.Key, m Mode) { q.modes.Put(key, m) }
 
 // SetPolicy replaces the policy (on reload); waiting entries stay.
 func (q *Queue) SetPolicy(p Policy) {
@@ -212,7 +240,7 @@ func (q *Queue) Close(ctx context.Context) {
 // Context is cancelled when the queue closes; turns run under it.
 func (q *Queue) Context() context.Context { return q.ctx }
 
-func (q *Queue) lane(key string) *lane {
+func (q *Queue) lane(key sessionkey.Key) *lane {
 	l := q.lanes[key]
 	if l == nil {
 		l = &lane{key: key, batch: map[int64]int64{}, known: true}
@@ -229,7 +257,7 @@ func (q *Queue) add(n int) {
 }
 
 // Waiting is the number of entries waiting in session key's queue.
-func (q *Queue) Waiting(key string) int {
+func (q *Queue) Waiting(key sessionkey.Key) int {
 	q.mu.Lock()
 	l := q.lanes[key]
 	q.mu.Unlock()
@@ -247,7 +275,7 @@ func (q *Queue) Waiting(key string) int {
 func (q *Queue) Depth() int { return int(max(q.queued.Load(), 0)) }
 
 // Running reports whether a turn of the session is running.
-func (q *Queue) Running(key string) bool {
+func (q *Queue) Running(key sessionkey.Key) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	l := q.lanes[key]
@@ -257,7 +285,7 @@ func (q *Queue) Running(key string) bool {
 // Enqueue puts a batch (one message, or the messages a debounce window
 // merged, oldest first) in the session's queue, applies the mode against
 // a running turn and the cap with its drop policy, and starts the lane.
-func (q *Queue) Enqueue(key string, items []Item) {
+func (q *Queue) Enqueue(key sessionkey.Key, items []Item) {
 	if len(items) == 1 && q.startNow(key, items[0]) {
 		return
 	}
@@ -280,7 +308,7 @@ func (q *Queue) Enqueue(key string, items []Item) {
 		ids[i] = it.ID
 	}
 	for i, id := range ids {
-		if err := q.journal.Enqueue(q.ctx, id, key); err != nil {
+		if err := q.journal.Enqueue(q.ctx, id, key.String()); err != nil {
 			q.failed(l, ids, i, err)
 			return
 		}
@@ -334,7 +362,7 @@ func (q *Queue) failed(l *lane, ids []int64, i int, err error) {
 	l.unrouted = append(l.unrouted, ids[i:]...)
 	l.forget() // the entries queued so far are not in the mirror
 	l.dirty = true
-	q.log.Error("enqueue failed; the session's lane queues the message once the store works", "session", l.key, "id", ids[i], "error", err)
+	q.log.Error("enqueue failed; the session's lane queues the message once the store works", "session", l.key.String(), "id", ids[i], "error", err)
 	if l.running || q.ctx.Err() != nil {
 		return
 	}
@@ -355,7 +383,7 @@ func (l *lane) merge(ids []int64) {
 
 // wait adds items, just queued in the journal, to the mirror of the
 // session's queue (q.mu held).
-func (l *lane) wait(key string, items []Item) {
+func (l *lane) wait(key sessionkey.Key, items []Item) {
 	for _, it := range items {
 		if !l.known || it.Raw == nil {
 			l.forget()
@@ -364,7 +392,7 @@ func (l *lane) wait(key string, items []Item) {
 		m := &it.Message
 		e := store.Entry{
 			ID: it.ID, Instance: m.Instance, ChatID: m.ChatID, ThreadID: m.ThreadID, MessageID: m.MessageID,
-			ReceivedAt: m.ReceivedAt, Message: it.Raw, State: store.StateQueued, SessionKey: key,
+			ReceivedAt: m.ReceivedAt, Message: it.Raw, State: store.StateQueued, SessionKey: key.String(),
 		}
 		// Oldest first, as the journal lists them: an entry is nearly
 		// always the newest.
@@ -395,14 +423,14 @@ func (l *lane) took(b *Batch) {
 }
 
 // steer injects items into the running turn; its reply then answers them.
-func (q *Queue) steer(key string, run *Batch, items []Item, ids []int64) bool {
+func (q *Queue) steer(key sessionkey.Key, run *Batch, items []Item, ids []int64) bool {
 	if !q.runner.Steer(key, items) {
 		return false
 	}
 	if err := q.journal.Start(q.ctx, ids...); err != nil {
 		// Left queued they would wait, out of the mirror, for a restart
 		// that runs them again: they are started once the store works.
-		q.log.Error("journal start of steered messages failed; trying again", "session", key, "ids", ids, "error", err)
+		q.log.Error("journal start of steered messages failed; trying again", "session", key.String(), "ids", ids, "error", err)
 		q.wg.Add(1)
 		go q.startSteered(key, ids)
 	} else {
@@ -411,14 +439,14 @@ func (q *Queue) steer(key string, run *Batch, items []Item, ids []int64) bool {
 	run.mu.Lock()
 	run.steered = append(run.steered, ids...)
 	run.mu.Unlock()
-	q.log.Debug("message steered into the running turn", "session", key, "ids", ids)
+	q.log.Debug("message steered into the running turn", "session", key.String(), "ids", ids)
 	return true
 }
 
 // startSteered starts steered entries whose start failed, retrying the
 // store until it works or the queue closes (they then stay queued for the
 // next start). Ones a lane started meanwhile are left as they are.
-func (q *Queue) startSteered(key string, ids []int64) {
+func (q *Queue) startSteered(key sessionkey.Key, ids []int64) {
 	defer q.wg.Done()
 	for {
 		q.wait()
@@ -433,12 +461,12 @@ func (q *Queue) startSteered(key string, ids []int64) {
 		case errors.Is(err, store.ErrBadTransition) || errors.Is(err, store.ErrNotFound):
 			return
 		}
-		q.log.Error("journal start of steered messages failed; trying again", "session", key, "ids", ids, "error", err)
+		q.log.Error("journal start of steered messages failed; trying again", "session", key.String(), "ids", ids, "error", err)
 	}
 }
 
 // Abort ends the session's running turn, if any, recording why.
-func (q *Queue) Abort(key, reason string) bool {
+func (q *Queue) Abort(key sessionkey.Key, reason string) bool {
 	q.mu.Lock()
 	var run *Batch
 	if l := q.lanes[key]; l != nil {
@@ -458,8 +486,8 @@ func (q *Queue) Abort(key, reason string) bool {
 
 // Clear drops every waiting entry of the session and its summaries (for
 // /stop); it returns how many were dropped.
-func (q *Queue) Clear(key, reason string) int {
-	pending, _ := q.journal.ListPending(q.ctx, key, 0)
+func (q *Queue) Clear(key sessionkey.Key, reason string) int {
+	pending, _ := q.journal.ListPending(q.ctx, key.String(), 0)
 	ids := make([]int64, len(pending))
 	for i, e := range pending {
 		ids[i] = e.ID

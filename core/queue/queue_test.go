@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/message"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -43,14 +44,14 @@ func (r *recRunner) RunTurn(ctx context.Context, b *Batch) Status {
 	return <-c.done
 }
 
-func (r *recRunner) Abort(key string) bool {
+func (r *recRunner) Abort(key sessionkey.Key) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.aborts = append(r.aborts, key)
+	r.aborts = append(r.aborts, key.Chat)
 	return true
 }
 
-func (r *recRunner) Steer(key string, items []Item) bool {
+func (r *recRunner) Steer(key sessionkey.Key, items []Item) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.steer {
@@ -114,10 +115,10 @@ type recNotifier struct {
 	texts []string
 }
 
-func (n *recNotifier) Notify(key string, tgt message.Target, text string) {
+func (n *recNotifier) Notify(key sessionkey.Key, tgt message.Target, text string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.texts = append(n.texts, key+" "+tgt.Instance+"/"+tgt.ChatID+": "+text)
+	n.texts = append(n.texts, key.Chat+" "+tgt.Instance+"/"+tgt.ChatID+": "+text)
 }
 
 func (n *recNotifier) all() []string {
@@ -219,15 +220,15 @@ func (f *fixture) runEach(t *testing.T, want ...string) {
 func TestFollowupOneTurnPerMessageInOrder(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{})
-	f.q.Enqueue("k", []Item{f.item("a")})
+	f.q.Enqueue(sk("k"), []Item{f.item("a")})
 	c := f.run.begin(t) // "a" is running
-	f.q.Enqueue("k", []Item{f.item("b")})
-	f.q.Enqueue("k", []Item{f.item("c")})
+	f.q.Enqueue(sk("k"), []Item{f.item("b")})
+	f.q.Enqueue(sk("k"), []Item{f.item("c")})
 	if got := bodies(t, c.b); !equal(got, []string{"a"}) {
 		t.Fatalf("first turn %v", got)
 	}
-	if !f.q.Running("k") || f.q.Depth() != 2 {
-		t.Fatalf("running %v depth %d", f.q.Running("k"), f.q.Depth())
+	if !f.q.Running(sk("k")) || f.q.Depth() != 2 {
+		t.Fatalf("running %v depth %d", f.q.Running(sk("k")), f.q.Depth())
 	}
 	c.done <- Ran
 	f.runEach(t, "b", "c")
@@ -240,7 +241,7 @@ func TestDebounceBatchIsOneTurn(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{})
 	a, b := f.item("a"), f.item("b")
-	f.q.Enqueue("k", []Item{a, b})
+	f.q.Enqueue(sk("k"), []Item{a, b})
 	got := f.run.run(t, Ran)
 	if !equal(bodies(t, got), []string{"a", "b"}) || got.Collected {
 		t.Fatalf("batch %v collected %v", bodies(t, got), got.Collected)
@@ -253,10 +254,10 @@ func TestDebounceBatchIsOneTurn(t *testing.T) {
 func TestCollectTakesEverythingWaiting(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{Mode: Collect})
-	f.q.Enqueue("k", []Item{f.item("a")})
+	f.q.Enqueue(sk("k"), []Item{f.item("a")})
 	c := f.run.begin(t)
-	f.q.Enqueue("k", []Item{f.item("b")})
-	f.q.Enqueue("k", []Item{f.item("c")})
+	f.q.Enqueue(sk("k"), []Item{f.item("b")})
+	f.q.Enqueue(sk("k"), []Item{f.item("c")})
 	c.done <- Ran
 	got := f.run.run(t, Ran)
 	if !equal(bodies(t, got), []string{"b", "c"}) || !got.Collected {
@@ -269,17 +270,17 @@ func TestCollectTakesEverythingWaiting(t *testing.T) {
 func TestSessionModeOverridesThePolicy(t *testing.T) {
 	t.Parallel()
 	f := newFixtureWith(t, Policy{Mode: Followup}, func(o *Options) {
-		o.SessionMode = func(key string) Mode {
-			if key == "k" {
-				return Collect
+		o.SessionMode = func(key sessionkey.Key) (Mode, bool) {
+			if key == sk("k") {
+				return Collect, true
 			}
-			return ""
+			return "", true
 		}
 	})
-	f.q.Enqueue("k", []Item{f.item("a")})
+	f.q.Enqueue(sk("k"), []Item{f.item("a")})
 	c := f.run.begin(t)
-	f.q.Enqueue("k", []Item{f.item("b")})
-	f.q.Enqueue("k", []Item{f.item("c")})
+	f.q.Enqueue(sk("k"), []Item{f.item("b")})
+	f.q.Enqueue(sk("k"), []Item{f.item("c")})
 	c.done <- Ran
 	got := f.run.run(t, Ran)
 	if !equal(bodies(t, got), []string{"b", "c"}) || !got.Collected {
@@ -293,11 +294,11 @@ func TestSessionModeOverridesThePolicy(t *testing.T) {
 func TestCollectKeepsChatsApart(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{Mode: Collect})
-	f.q.Enqueue("k", []Item{f.item("busy")})
+	f.q.Enqueue(sk("k"), []Item{f.item("busy")})
 	c := f.run.begin(t)
-	f.q.Enqueue("k", []Item{f.item("tg one")})
-	f.q.Enqueue("k", []Item{f.itemIn("dc", "9", "dc one")})
-	f.q.Enqueue("k", []Item{f.item("tg two")})
+	f.q.Enqueue(sk("k"), []Item{f.item("tg one")})
+	f.q.Enqueue(sk("k"), []Item{f.itemIn("dc", "9", "dc one")})
+	f.q.Enqueue(sk("k"), []Item{f.item("tg two")})
 	c.done <- Ran
 	if got := f.run.run(t, Ran); !equal(bodies(t, got), []string{"tg one", "tg two"}) {
 		t.Fatalf("first batch %v", bodies(t, got))
@@ -310,9 +311,9 @@ func TestCollectKeepsChatsApart(t *testing.T) {
 func TestInterruptAbortsTheRunningTurn(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{Mode: Followup, ByInstance: map[string]Mode{"tg": Interrupt}})
-	f.q.Enqueue("k", []Item{f.item("slow")})
+	f.q.Enqueue(sk("k"), []Item{f.item("slow")})
 	c := f.run.begin(t)
-	f.q.Enqueue("k", []Item{f.item("newer")})
+	f.q.Enqueue(sk("k"), []Item{f.item("newer")})
 	if c.b.AbortReason() != "interrupted by a new message" || len(f.run.aborts) != 1 {
 		t.Fatalf("reason %q aborts %v", c.b.AbortReason(), f.run.aborts)
 	}
@@ -326,10 +327,10 @@ func TestSteerJoinsTheRunningTurn(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{Mode: Steer})
 	f.run.steer = true
-	f.q.Enqueue("k", []Item{f.item("first")})
+	f.q.Enqueue(sk("k"), []Item{f.item("first")})
 	c := f.run.begin(t)
 	s := f.item("more")
-	f.q.Enqueue("k", []Item{s})
+	f.q.Enqueue(sk("k"), []Item{s})
 	if cov := c.b.Covers(); len(cov) != 1 || cov[0] != s.ID {
 		t.Fatalf("covers %v, want the steered %d", cov, s.ID)
 	}
@@ -338,7 +339,7 @@ func TestSteerJoinsTheRunningTurn(t *testing.T) {
 	}
 	c.done <- Ran
 	f.run.steer = false
-	f.q.Enqueue("k", []Item{f.item("after")})
+	f.q.Enqueue(sk("k"), []Item{f.item("after")})
 	if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{"after"}) {
 		t.Fatalf("steered message run again: %v", got)
 	}
@@ -349,9 +350,9 @@ func TestSteerJoinsTheRunningTurn(t *testing.T) {
 func TestCapCountsADebouncedBurstOnce(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{Cap: 1, Drop: DropOld})
-	f.q.Enqueue("k", []Item{f.item("busy")})
+	f.q.Enqueue(sk("k"), []Item{f.item("busy")})
 	c := f.run.begin(t)
-	f.q.Enqueue("k", []Item{f.item("part one"), f.item("part two"), f.item("part three")})
+	f.q.Enqueue(sk("k"), []Item{f.item("part one"), f.item("part two"), f.item("part three")})
 	c.done <- Ran
 	got := f.run.run(t, Ran)
 	if !equal(bodies(t, got), []string{"part one", "part two", "part three"}) || f.obs.dropped != 0 {
@@ -374,13 +375,13 @@ func TestCapPolicies(t *testing.T) {
 		t.Run(string(tc.drop), func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, Policy{Cap: 1, Drop: tc.drop})
-			f.q.Enqueue("k", []Item{f.item("busy")})
+			f.q.Enqueue(sk("k"), []Item{f.item("busy")})
 			c := f.run.begin(t)
 			var items []Item
 			for _, w := range []string{"m1", "m2", "m3"} {
 				it := f.item(w)
 				items = append(items, it)
-				f.q.Enqueue("k", []Item{it})
+				f.q.Enqueue(sk("k"), []Item{it})
 			}
 			c.done <- Ran
 			got := f.run.run(t, Ran)
@@ -404,10 +405,10 @@ func TestCapPolicies(t *testing.T) {
 				return
 			}
 			// A drop after the next turn started is told again.
-			f.q.Enqueue("k", []Item{f.item("busy again")})
+			f.q.Enqueue(sk("k"), []Item{f.item("busy again")})
 			c = f.run.begin(t)
 			for _, w := range []string{"m4", "m5"} {
-				f.q.Enqueue("k", []Item{f.item(w)})
+				f.q.Enqueue(sk("k"), []Item{f.item(w)})
 			}
 			if n := len(f.notes.all()); n != 2 {
 				t.Errorf("%d notices after a drop during the next turn, want 2", n)
@@ -421,7 +422,7 @@ func TestRetryAndHalt(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{})
 	it := f.item("a")
-	f.q.Enqueue("k", []Item{it})
+	f.q.Enqueue(sk("k"), []Item{it})
 	f.run.run(t, Retry) // a store failure: the same entry again
 	if got := bodies(t, f.run.run(t, Halt)); !equal(got, []string{"a"}) {
 		t.Fatalf("retried %v", got)
@@ -429,7 +430,7 @@ func TestRetryAndHalt(t *testing.T) {
 	if f.state(it.ID) != store.StateQueued {
 		t.Fatalf("halted entry is %s, want queued", f.state(it.ID))
 	}
-	f.q.Kick("k") // e.g. the instance is back after a restart
+	f.q.Kick(sk("k")) // e.g. the instance is back after a restart
 	if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{"a"}) {
 		t.Fatalf("after kick %v", got)
 	}
@@ -438,11 +439,11 @@ func TestRetryAndHalt(t *testing.T) {
 func TestClearDropsWaiting(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{})
-	f.q.Enqueue("k", []Item{f.item("a")})
+	f.q.Enqueue(sk("k"), []Item{f.item("a")})
 	c := f.run.begin(t)
 	b := f.item("b")
-	f.q.Enqueue("k", []Item{b})
-	if n := f.q.Clear("k", "cleared by /stop"); n != 1 || f.state(b.ID) != store.StateDropped || f.q.Depth() != 0 {
+	f.q.Enqueue(sk("k"), []Item{b})
+	if n := f.q.Clear(sk("k"), "cleared by /stop"); n != 1 || f.state(b.ID) != store.StateDropped || f.q.Depth() != 0 {
 		t.Fatalf("cleared %d, state %s, depth %d", n, f.state(b.ID), f.q.Depth())
 	}
 	c.done <- Ran
@@ -477,7 +478,7 @@ func TestOrderedRunsInOrderPerKey(t *testing.T) {
 	got := map[string][]int{}
 	for i := range 100 {
 		for _, k := range []string{"a", "b"} {
-			o.Do(k, func() { mu.Lock(); got[k] = append(got[k], i); mu.Unlock() })
+			o.Do(sk(k), func() { mu.Lock(); got[k] = append(got[k], i); mu.Unlock() })
 		}
 	}
 	o.Wait()
@@ -520,16 +521,16 @@ func TestCapNeverDropsTheEntryBeingStarted(t *testing.T) {
 	f := &fixture{t: t, db: db}
 	a, b := f.item("a"), f.item("b")
 	for _, it := range []Item{a, b} {
-		if err := db.Enqueue(context.Background(), it.ID, "k"); err != nil {
+		if err := db.Enqueue(context.Background(), it.ID, sk("k").String()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Queued behind the queue's back (as found at a restart): the lane
 	// knows to read them from the journal.
 	q.mu.Lock()
-	q.lane("k").forget()
+	q.lane(sk("k")).forget()
 	q.mu.Unlock()
-	q.applyCap(Policy{Cap: 1, Drop: DropOld}, "k", "tg")
+	q.applyCap(Policy{Cap: 1, Drop: DropOld}, sk("k"), "tg")
 	if st := f.state(a.ID); st != store.StateProcessing {
 		t.Fatalf("the started entry is %s, want processing (never dropped under its turn)", st)
 	}
@@ -566,7 +567,7 @@ func TestStartNowSkipsTheQueue(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{})
 	it := f.direct("a")
-	f.q.Enqueue("k", []Item{it})
+	f.q.Enqueue(sk("k"), []Item{it})
 	c := f.run.next(t)
 	if got := bodies(t, c.b); !equal(got, []string{"a"}) {
 		t.Fatalf("turn %v", got)
@@ -577,15 +578,15 @@ func TestStartNowSkipsTheQueue(t *testing.T) {
 	if err := c.b.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if e := f.entry(it.ID); e.State != store.StateProcessing || e.SessionKey != "k" || e.Attempts != 1 {
+	if e := f.entry(it.ID); e.State != store.StateProcessing || e.SessionKey != sk("k").String() || e.Attempts != 1 {
 		t.Fatalf("after Start: %s in %q, attempts %d", e.State, e.SessionKey, e.Attempts)
 	}
-	if !f.q.Running("k") || f.q.Depth() != 0 {
-		t.Fatalf("running %v depth %d", f.q.Running("k"), f.q.Depth())
+	if !f.q.Running(sk("k")) || f.q.Depth() != 0 {
+		t.Fatalf("running %v depth %d", f.q.Running(sk("k")), f.q.Depth())
 	}
 	c.done <- Ran
 	// The next message while nothing runs takes the fast path again.
-	f.q.Enqueue("k", []Item{f.direct("b")})
+	f.q.Enqueue(sk("k"), []Item{f.direct("b")})
 	if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{"b"}) {
 		t.Fatalf("second turn %v", got)
 	}
@@ -596,9 +597,9 @@ func TestStartNowSkipsTheQueue(t *testing.T) {
 func TestStartNowKeepsTheOrder(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{})
-	f.q.Enqueue("k", []Item{f.item("old")})
+	f.q.Enqueue(sk("k"), []Item{f.item("old")})
 	f.run.run(t, Halt) // stays queued; the lane stops
-	f.q.Enqueue("k", []Item{f.direct("new")})
+	f.q.Enqueue(sk("k"), []Item{f.direct("new")})
 	f.runEach(t, "old", "new")
 }
 
@@ -608,13 +609,13 @@ func TestStartNowRetry(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{})
 	it := f.direct("a")
-	f.q.Enqueue("k", []Item{it})
+	f.q.Enqueue(sk("k"), []Item{it})
 	f.run.run(t, Retry)
 	c := f.run.next(t)
 	if got := bodies(t, c.b); !equal(got, []string{"a"}) {
 		t.Fatalf("retried %v", got)
 	}
-	if e := f.entry(it.ID); e.State != store.StateQueued || e.SessionKey != "k" {
+	if e := f.entry(it.ID); e.State != store.StateQueued || e.SessionKey != sk("k").String() {
 		t.Fatalf("after the retry: %s in %q, want queued in k", e.State, e.SessionKey)
 	}
 	if err := c.b.Start(context.Background()); err != nil {
@@ -695,12 +696,12 @@ func TestBusyLaneReadsNoJournal(t *testing.T) {
 	t.Parallel()
 	var j *countingJournal
 	f := newFixtureWith(t, Policy{Cap: 20}, func(o *Options) { j = &countingJournal{Journal: o.Journal}; o.Journal = j })
-	f.q.Enqueue("k", []Item{f.direct("a")})
+	f.q.Enqueue(sk("k"), []Item{f.direct("a")})
 	c := f.run.begin(t)
 	var want []string
 	for i := range 5 {
 		it := f.direct(fmt.Sprint("m", i))
-		f.q.Enqueue("k", []Item{it})
+		f.q.Enqueue(sk("k"), []Item{it})
 		if st := f.state(it.ID); st != store.StateQueued {
 			t.Fatalf("waiting entry is %s in the journal", st)
 		}
@@ -714,11 +715,11 @@ func TestBusyLaneReadsNoJournal(t *testing.T) {
 	// Entries queued behind the queue's back arrive with a Kick: the lane
 	// reads the journal for them.
 	it := f.item("recovered")
-	if err := f.db.Enqueue(context.Background(), it.ID, "k"); err != nil {
+	if err := f.db.Enqueue(context.Background(), it.ID, sk("k").String()); err != nil {
 		t.Fatal(err)
 	}
 	f.q.Recovered(1)
-	f.q.Kick("k")
+	f.q.Kick(sk("k"))
 	if got := bodies(t, f.run.run(t, Ran)); !equal(got, []string{"recovered"}) {
 		t.Fatalf("after the kick %v", got)
 	}
@@ -735,7 +736,7 @@ func TestReadRacingEnqueueIsNotKept(t *testing.T) {
 	var j *countingJournal
 	f := newFixtureWith(t, Policy{}, func(o *Options) { j = &countingJournal{Journal: o.Journal}; o.Journal = j })
 	old := f.item("old")
-	if err := f.db.Enqueue(context.Background(), old.ID, "k"); err != nil {
+	if err := f.db.Enqueue(context.Background(), old.ID, sk("k").String()); err != nil {
 		t.Fatal(err)
 	}
 	hold := make(chan chan struct{})
@@ -743,9 +744,9 @@ func TestReadRacingEnqueueIsNotKept(t *testing.T) {
 	j.hold = hold
 	j.mu.Unlock()
 	f.q.Recovered(1)
-	f.q.Kick("k")
+	f.q.Kick(sk("k"))
 	release := <-hold // the lane has read [old] and waits
-	f.q.Enqueue("k", []Item{f.direct("new")})
+	f.q.Enqueue(sk("k"), []Item{f.direct("new")})
 	close(release)
 	f.runEach(t, "old", "new")
 	if f.q.Depth() != 0 {
@@ -760,16 +761,16 @@ func TestIdleKeepsALaneWithWaitingEntries(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{})
 	f.q.mu.Lock()
-	l := f.q.lane("k")
+	l := f.q.lane(sk("k"))
 	l.running = true
-	l.wait("k", []Item{f.direct("late")}) // Enqueue's add, its kick not yet run
+	l.wait(sk("k"), []Item{f.direct("late")}) // Enqueue's add, its kick not yet run
 	f.q.mu.Unlock()
 	if f.q.idle(l, nil) {
 		t.Fatal("the lane went idle with an entry waiting in its mirror")
 	}
 	f.q.mu.Lock()
 	defer f.q.mu.Unlock()
-	if f.q.lanes["k"] != l || !l.running {
+	if f.q.lanes[sk("k")] != l || !l.running {
 		t.Fatal("the lane was removed or stopped")
 	}
 }
@@ -803,13 +804,13 @@ func TestIdleKeepsALaneARacingEnqueueQueuedInto(t *testing.T) {
 	// The session's queue changed behind the mirror (entries handed over,
 	// none left by now): the lane reads the journal, finds nothing, and is
 	// held before it looks at what it read.
-	f.q.Kick("k")
+	f.q.Kick(sk("k"))
 	readEmpty := <-hold
 	six := f.direct("six")
 	enqueued := make(chan struct{})
 	go func() {
 		defer close(enqueued)
-		f.q.Enqueue("k", []Item{six})
+		f.q.Enqueue(sk("k"), []Item{six})
 	}()
 	counting := <-holdCount // six is queued; the cap counts, the kick is to come
 	first := drained(f.q)
@@ -850,13 +851,13 @@ func TestEnqueueUnderWayIsNotReadIntoTheMirror(t *testing.T) {
 	var j *countingJournal
 	f := newFixtureWith(t, Policy{}, func(o *Options) { j = &countingJournal{Journal: o.Journal}; o.Journal = j })
 	four := f.item("four")
-	if err := f.db.Enqueue(context.Background(), four.ID, "k"); err != nil {
+	if err := f.db.Enqueue(context.Background(), four.ID, sk("k").String()); err != nil {
 		t.Fatal(err)
 	}
 	f.q.Recovered(1)
-	f.q.Kick("k")
+	f.q.Kick(sk("k"))
 	c4 := f.run.begin(t)
-	f.q.Kick("k") // more handed over meanwhile (none by the time it looks)
+	f.q.Kick(sk("k")) // more handed over meanwhile (none by the time it looks)
 	holdQueue := make(chan chan struct{})
 	j.mu.Lock()
 	j.holdQueue = holdQueue
@@ -864,7 +865,7 @@ func TestEnqueueUnderWayIsNotReadIntoTheMirror(t *testing.T) {
 	enqueued := make(chan struct{})
 	go func() {
 		defer close(enqueued)
-		f.q.Enqueue("k", []Item{f.direct("five")})
+		f.q.Enqueue(sk("k"), []Item{f.direct("five")})
 	}()
 	queued := <-holdQueue // five is queued in the journal, not in the mirror
 	c4.done <- Ran
@@ -895,14 +896,14 @@ func TestKickDuringAReadIsNotLost(t *testing.T) {
 	j.mu.Lock()
 	j.hold = hold
 	j.mu.Unlock()
-	f.q.Kick("k")
+	f.q.Kick(sk("k"))
 	read := <-hold // the lane read an empty queue
 	handed := f.item("handed")
-	if err := f.db.Enqueue(context.Background(), handed.ID, "k"); err != nil {
+	if err := f.db.Enqueue(context.Background(), handed.ID, sk("k").String()); err != nil {
 		t.Fatal(err)
 	}
 	f.q.Recovered(1)
-	f.q.Kick("k")
+	f.q.Kick(sk("k"))
 	first := drained(f.q)
 	close(read)
 	select {
@@ -927,17 +928,17 @@ func TestRetryReadsTheJournalAgain(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{})
 	ghost := f.direct("ghost")
-	if err := f.db.Enqueue(context.Background(), ghost.ID, "k"); err != nil {
+	if err := f.db.Enqueue(context.Background(), ghost.ID, sk("k").String()); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.db.Start(context.Background(), ghost.ID); err != nil {
 		t.Fatal(err)
 	}
 	f.q.mu.Lock()
-	f.q.lane("k").wait("k", []Item{ghost}) // in the mirror, started in the journal
+	f.q.lane(sk("k")).wait(sk("k"), []Item{ghost}) // in the mirror, started in the journal
 	f.q.mu.Unlock()
 	f.q.Recovered(1) // counted, as its Enqueue did
-	f.q.Enqueue("k", []Item{f.direct("next")})
+	f.q.Enqueue(sk("k"), []Item{f.direct("next")})
 	c := f.run.next(t)
 	if err := c.b.Start(context.Background()); err == nil {
 		t.Fatalf("the journal started %v again", bodies(t, c.b))
@@ -1063,11 +1064,11 @@ func (f *fixture) turnOrStop(t *testing.T, what string) turnCall {
 func TestEnqueueFailingPartWayLosesNothing(t *testing.T) {
 	t.Parallel()
 	f, j := newFailFixture(t, Policy{})
-	f.q.Enqueue("k", []Item{f.direct("busy")})
+	f.q.Enqueue(sk("k"), []Item{f.direct("busy")})
 	c := f.run.begin(t)
 	one, two, three := f.item("one"), f.item("two"), f.item("three")
 	heal := j.fail(two.ID)
-	f.q.Enqueue("k", []Item{one, two, three})
+	f.q.Enqueue(sk("k"), []Item{one, two, three})
 	heal()
 	c.done <- Ran
 	c = f.turnOrStop(t, "one, two, three")
@@ -1092,8 +1093,8 @@ func TestEnqueueFailureKeepsTheOrder(t *testing.T) {
 	f, j := newFailFixture(t, Policy{})
 	a, b := f.item("a"), f.item("b")
 	heal := j.fail(b.ID)
-	f.q.Enqueue("k", []Item{a, b})
-	f.q.Enqueue("k", []Item{f.direct("c")})
+	f.q.Enqueue(sk("k"), []Item{a, b})
+	f.q.Enqueue(sk("k"), []Item{f.direct("c")})
 	heal()
 	c := f.turnOrStop(t, "a, b")
 	if got := bodies(t, c.b); !equal(got, []string{"a", "b"}) {
@@ -1116,11 +1117,11 @@ func TestEnqueueFailureKeepsTheOrder(t *testing.T) {
 func TestEnqueueOfOneFailing(t *testing.T) {
 	t.Parallel()
 	f, j := newFailFixture(t, Policy{})
-	f.q.Enqueue("k", []Item{f.direct("busy")})
+	f.q.Enqueue(sk("k"), []Item{f.direct("busy")})
 	c := f.run.begin(t)
 	late := f.direct("late")
 	heal := j.fail(late.ID)
-	f.q.Enqueue("k", []Item{late})
+	f.q.Enqueue(sk("k"), []Item{late})
 	heal()
 	c.done <- Ran
 	c = f.turnOrStop(t, "late")
@@ -1141,14 +1142,14 @@ func TestKickedLaneRetriesAFailedRead(t *testing.T) {
 	t.Parallel()
 	f, j := newFailFixture(t, Policy{})
 	it := f.item("recovered")
-	if err := f.db.Enqueue(context.Background(), it.ID, "k"); err != nil {
+	if err := f.db.Enqueue(context.Background(), it.ID, sk("k").String()); err != nil {
 		t.Fatal(err)
 	}
 	j.mu.Lock()
 	j.listFails = 2
 	j.mu.Unlock()
 	f.q.Recovered(1)
-	f.q.Kick("k")
+	f.q.Kick(sk("k"))
 	c := f.turnOrStop(t, "recovered")
 	if got := bodies(t, c.b); !equal(got, []string{"recovered"}) {
 		t.Fatalf("turn %v", got)
@@ -1167,11 +1168,11 @@ func TestSteeredStartRetried(t *testing.T) {
 	t.Parallel()
 	f, j := newFailFixture(t, Policy{Mode: Steer})
 	f.run.steer = true
-	f.q.Enqueue("k", []Item{f.direct("first")})
+	f.q.Enqueue(sk("k"), []Item{f.direct("first")})
 	c := f.run.begin(t)
 	s := f.direct("more")
 	heal := j.failStart(s.ID)
-	f.q.Enqueue("k", []Item{s})
+	f.q.Enqueue(sk("k"), []Item{s})
 	if cov := c.b.Covers(); len(cov) != 1 || cov[0] != s.ID {
 		t.Fatalf("covers %v, want the steered %d", cov, s.ID)
 	}
@@ -1199,22 +1200,64 @@ func TestSteeredStartRetried(t *testing.T) {
 func TestRunningEntryIsNotCountedWaiting(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{Cap: 1, Drop: DropNew})
-	f.q.Enqueue("k", []Item{f.direct("a")})
+	f.q.Enqueue(sk("k"), []Item{f.direct("a")})
 	c := f.run.begin(t)
-	f.q.Enqueue("k", []Item{f.direct("b")})
+	f.q.Enqueue(sk("k"), []Item{f.direct("b")})
 	c.done <- Ran
 	c = f.run.begin(t) // b runs, read from the mirror
 	if got := bodies(t, c.b); !equal(got, []string{"b"}) {
 		t.Fatalf("turn %v, want b", got)
 	}
 	it := f.direct("c")
-	f.q.Enqueue("k", []Item{it})
+	f.q.Enqueue(sk("k"), []Item{it})
 	if st := f.state(it.ID); st != store.StateQueued || f.obs.dropped != 0 {
 		t.Fatalf("c is %s, %d dropped: the running b was counted as waiting", st, f.obs.dropped)
 	}
-	if n := f.q.Waiting("k"); n != 1 {
+	if n := f.q.Waiting(sk("k")); n != 1 {
 		t.Errorf("%d waiting, want 1", n)
 	}
 	c.done <- Ran
 	f.runEach(t, "c")
+}
+
+// sk is the key of a test session named chat.
+func sk(chat string) sessionkey.Key {
+	return sessionkey.Key{Agent: sessionkey.DefaultAgent, Chat: chat}
+}
+
+// A session's own mode is read once and kept; a read that failed is asked
+// again; SetSessionMode (/queue) replaces what was kept.
+func TestSessionModeIsKept(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	reads, fail := 0, true
+	f := newFixtureWith(t, Policy{Mode: Followup}, func(o *Options) {
+		o.SessionMode = func(sessionkey.Key) (Mode, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			reads++
+			if fail {
+				return "", false
+			}
+			return Collect, true
+		}
+	})
+	k := sk("k")
+	if m := f.q.sessionMode(k); m != "" {
+		t.Fatalf("a failed read gave %q", m)
+	}
+	mu.Lock()
+	fail = false
+	mu.Unlock()
+	if m := f.q.sessionMode(k); m != Collect {
+		t.Fatalf("mode %q after the store answered", m)
+	}
+	f.q.sessionMode(k)
+	if reads != 2 {
+		t.Errorf("%d reads, want 2 (the failed one asked again, the answer kept)", reads)
+	}
+	f.q.SetSessionMode(k, Interrupt)
+	if m := f.q.sessionMode(k); m != Interrupt || reads != 2 {
+		t.Errorf("mode %q after /queue (reads %d)", m, reads)
+	}
 }

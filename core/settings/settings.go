@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/budget"
+	"github.com/clawhost/clawhost/core/replyroute"
 
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/agentend"
@@ -148,8 +149,10 @@ func Pipeline(cfg *config.Config) (gateway.Settings, error) {
 		DMScope: sessionkey.DMScope(sess.DMScope), IdentityLinks: sess.IdentityLinks,
 		Turn:     turnSettings(cfg, profiles),
 		Received: received.Settings{Hooks: receivedHooks(cfg), Timeout: msg.HookTimeout.Duration()},
-		Sending:  sending.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration(), Hold: holdingHooks(cfg)},
-		AgentEnd: agentend.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration()},
+		Replies: replyroute.Settings{
+			Sending:  sending.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration(), Hold: holdingHooks(cfg)},
+			AgentEnd: agentend.Settings{Hooks: hookOrder(cfg), Timeout: msg.HookTimeout.Duration()},
+		},
 		Delivery: delivery.Settings{
 			TextLimit: msg.TextLimit, TextLimitByInstance: map[string]int{},
 			ChunkMode: chunk.Mode(msg.ChunkMode), Workspace: cfg.Agent.Workspace, AgentWorkspaces: map[string]string{},

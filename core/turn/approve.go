@@ -44,7 +44,7 @@ func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) 
 	}
 	for _, stored := range rules {
 		if r := runner.ParseRule(stored); r.Allows(p) {
-			a.Auto(s.key, p, r)
+			a.Auto(s.skey, p, r)
 			// claude's process gets the rule too, as it would have.
 			p.Answer(runner.Decision{Allow: true, Always: []runner.Rule{r}})
 			return
@@ -58,7 +58,7 @@ func (s *streamer) permission(ctx context.Context, p *runner.PermissionRequest) 
 		defer s.card.asking("")
 		card = s.card
 	}
-	d, feedbackFrom := a.Ask(ctx, s.key, s.tgt, s.asker, p, card)
+	d, feedbackFrom := a.Ask(ctx, s.skey, s.tgt, s.asker, p, card)
 	if p.Tool == runner.ExitPlanMode {
 		d.Always = nil
 	}

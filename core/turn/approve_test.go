@@ -11,6 +11,7 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/sessionkey"
 )
 
 // fakeApprovals records the questions asked and the uses allowed by a
@@ -24,7 +25,7 @@ type fakeApprovals struct {
 	keep bool
 }
 
-func (a *fakeApprovals) Ask(_ context.Context, _ string, _ message.Target, from *message.Message, req *runner.PermissionRequest, _ QuestionCard) (runner.Decision, string) {
+func (a *fakeApprovals) Ask(_ context.Context, _ sessionkey.Key, _ message.Target, from *message.Message, req *runner.PermissionRequest, _ QuestionCard) (runner.Decision, string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked = append(a.asked, command(req))
@@ -35,7 +36,7 @@ func (a *fakeApprovals) Ask(_ context.Context, _ string, _ message.Target, from 
 	return runner.Decision{Allow: true, Always: req.AlwaysRules()}, ""
 }
 
-func (a *fakeApprovals) Auto(_ string, _ *runner.PermissionRequest, rule runner.Rule) {
+func (a *fakeApprovals) Auto(_ sessionkey.Key, _ *runner.PermissionRequest, rule runner.Rule) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.auto = append(a.auto, rule.String())

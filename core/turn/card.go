@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -41,6 +42,7 @@ const (
 type card struct {
 	t       *Turns
 	key     string
+	skey    sessionkey.Key
 	draft   Draft
 	started time.Time
 	verbose bool
@@ -59,8 +61,9 @@ type card struct {
 }
 
 // newCard starts the card of a turn whose draft is d.
-func (t *Turns) newCard(key string, d Draft, verbose bool) *card {
-	c := &card{t: t, key: key, draft: d, started: t.opts.Now(), verbose: verbose, done: make(chan struct{}), poke: make(chan struct{}, 1)}
+func (t *Turns) newCard(skey sessionkey.Key, d Draft, verbose bool) *card {
+	key := skey.String()
+	c := &card{t: t, key: key, skey: skey, draft: d, started: t.opts.Now(), verbose: verbose, done: make(chan struct{}), poke: make(chan struct{}, 1)}
 	t.cards.Store(key, c)
 	c.wg.Add(1)
 	go c.run()
@@ -150,7 +153,7 @@ func (c *card) render() string {
 		b.WriteString("\n" + steps[len(steps)-1])
 	}
 	if c.t.opts.Waiting != nil {
-		switch n := c.t.opts.Waiting(c.key); {
+		switch n := c.t.opts.Waiting(c.skey); {
 		case n == 1:
 			b.WriteString("\n1 message waits behind this one.")
 		case n > 1:

@@ -10,6 +10,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -77,7 +78,7 @@ func cardFixture(t *testing.T, set Settings, with ...func(*Options)) (*fixture, 
 	set.TurnCard = true
 	f := newFixtureWith(t, set, func(o *Options) {
 		o.Clock, o.Now = clk, clk.Now
-		o.Waiting = func(string) int { return 2 }
+		o.Waiting = func(sessionkey.Key) int { return 2 }
 		for _, w := range with {
 			w(o)
 		}
@@ -223,11 +224,11 @@ type cardApprovals struct {
 	decide chan runner.Decision
 }
 
-func (a *cardApprovals) Ask(_ context.Context, _ string, _ message.Target, _ *message.Message, _ *runner.PermissionRequest, card QuestionCard) (runner.Decision, string) {
+func (a *cardApprovals) Ask(_ context.Context, _ sessionkey.Key, _ message.Target, _ *message.Message, _ *runner.PermissionRequest, card QuestionCard) (runner.Decision, string) {
 	a.cards <- card
 	return <-a.decide, ""
 }
-func (a *cardApprovals) Auto(string, *runner.PermissionRequest, runner.Rule) {}
+func (a *cardApprovals) Auto(sessionkey.Key, *runner.PermissionRequest, runner.Rule) {}
 
 // TestApprovalOnTheCard: a tool approval the card carries shows at once
 // (not at the card's next tick, nor after cardDelay): the question in

@@ -11,6 +11,7 @@ import (
 	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/session"
+	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/hook"
 )
@@ -63,7 +64,7 @@ func (t *Turns) envelopeOf(set Settings, m *message.Message, previous time.Time)
 		body = trig.Payload
 		// "/new sonnet text": the model word set the model; the agent
 		// gets the text.
-		if _, rest, ok := ResetModelHint(body, set.Models); ok {
+		if _, rest, ok := sessionreset.ModelHint(body, set.Models); ok {
 			body = rest
 		}
 	}

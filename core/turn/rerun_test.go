@@ -4,8 +4,9 @@ import (
 	"strings"
 
 	"context"
-	"github.com/clawhost/clawhost/core/session"
 	"testing"
+
+	"github.com/clawhost/clawhost/core/session"
 
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"

@@ -125,7 +125,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 	if note != "" {
 		// Before the reply (streamed blocks included), once: the reset is
 		// stored, so a re-run after a restart does not say it again.
-		t.opts.Output.Send(req.Key.String(), last.Target(), note, channel.FormatPlain)
+		t.opts.Output.Send(req.Key, last.Target(), note, channel.FormatPlain)
 	}
 	box := t.files.open(tgt, req.Key, last.MessageID)
 	o := t.exchange(ctx, log, set, req, sess, fresh, msgs, ty)
@@ -149,7 +149,7 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		if req.Covers != nil {
 			covers = req.Covers()
 		}
-		r := Reply{Key: req.Key, Workspace: set.Workspace, ID: req.Entries[0].ID, Covers: covers, Target: o.Target, Text: o.Text,
+		r := Reply{Key: req.Key, Workspace: set.Workspace, ID: req.Entries[0].ID, Covers: covers, Target: o.Target, ChatType: last.ChatType, Text: o.Text,
 			Format: o.Format, ReplyTo: o.ReplyTo, Draft: o.Draft, Usage: o.usage, ClaudeCost: o.claudeCost, Session: o.bookkeeping,
 			Sender: last.Sender, Steps: o.steps, SessionID: o.sessionID, Aborted: stopped}
 		if set.PingAfter > 0 && o.took >= set.PingAfter && o.Draft != nil && !stopped {
@@ -361,7 +361,7 @@ func (t *Turns) outcome(ctx context.Context, log *turnLog, req Request, res runn
 		return Outcome{Park: true, Target: last.Target(), ResetAt: res.Err.ResetAt, LimitReason: string(res.Err.Kind), Draft: out.draft}
 	case res.Err.Kind == runner.KindPromptTooLong:
 		log.get().Warn("conversation too long for the context window; starting a new session", "detail", res.Err.Detail)
-		t.Reset(ctx, req.Key.String(), last, "prompt too long")
+		t.Reset(ctx, req.Key, last, "prompt too long")
 		o.Text, o.Format = "This conversation got too long for the model's context, so I started a new session. Please send your last message again.", channel.FormatPlain
 	default:
 		log.get().Error("agent turn failed", "kind", res.Err.Kind, "detail", res.Err.Detail)
@@ -404,7 +404,7 @@ func (t *Turns) earlierRun(ctx context.Context, log *turnLog, req Request, last 
 		}
 	}
 	if announce {
-		t.opts.Output.Send(req.Key.String(), last.Target(), restartNotice, channel.FormatPlain)
+		t.opts.Output.Send(req.Key, last.Target(), restartNotice, channel.FormatPlain)
 	}
 	return draft
 }

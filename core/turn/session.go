@@ -26,7 +26,8 @@ import (
 // Switch makes the chat's n-th earlier session (1 = the newest) current;
 // the current one becomes an earlier one. The warm process is stopped, so
 // the next turn resumes the chosen session with --resume.
-func (t *Turns) Switch(ctx context.Context, key string, n int) (session.PastSession, error) {
+func (t *Turns) Switch(ctx context.Context, skey sessionkey.Key, n int) (session.PastSession, error) {
+	key := skey.String()
 	var chosen session.PastSession
 	_, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		if err := t.meta().Edit(key, s, func(m *session.Meta) error {
@@ -251,7 +252,8 @@ func staleEvent(reason string, pol sessionreset.Policy) string {
 // Reset starts a new session under key: the claude process is stopped and
 // the next turn starts a new claude session; the chat's group history is
 // cleared. Queued messages stay (aborting a running turn is the queue's).
-func (t *Turns) Reset(ctx context.Context, key string, m *message.Message, reason string) {
+func (t *Turns) Reset(ctx context.Context, skey sessionkey.Key, m *message.Message, reason string) {
+	key := skey.String()
 	t.opts.Agent.Stop(key)
 	if _, err := t.opts.Store.UpdateSession(ctx, key, func(s *store.Session, found bool) error {
 		*s = store.Session{Key: key, Verbose: s.Verbose, Chat: t.pushPast(s.Chat, *s), LastTarget: s.LastTarget}
@@ -445,41 +447,8 @@ func (t *Turns) memoryFlush(ctx context.Context, set Settings, skey sessionkey.K
 		return
 	}
 	if p, skip := reply.Normalize(reply.Payload{Text: res.Text}, reply.Options{}); skip == reply.Deliver && strings.TrimSpace(p.Text) != "" {
-		t.opts.Output.Send(key, tgt, p.Text, channel.FormatPlain)
+		t.opts.Output.Send(skey, tgt, p.Text, channel.FormatPlain)
 	}
-}
-
-// aliases are the model names /new takes as a model hint when agent.models
-// is not set (claude's own aliases); a full id starting "claude-" too.
-var aliases = []string{"opus", "sonnet", "haiku"}
-
-// ResetModelHint reads a model hint at the start of a reset's text (the
-// seed's "/new <model> text"): the first word names a model when
-// agent.models (offered) lists it, or, with no list, when it is one of
-// claude's aliases or a "claude-" id. rest is the text after it.
-func ResetModelHint(text string, offered []string) (model, rest string, ok bool) {
-	text = strings.TrimSpace(text)
-	word, after, _ := strings.Cut(text, " ")
-	if word == "" {
-		return "", text, false
-	}
-	match := func(list []string) (string, bool) {
-		for _, m := range list {
-			if strings.EqualFold(m, word) {
-				return m, true
-			}
-		}
-		return "", false
-	}
-	if len(offered) > 0 {
-		model, ok = match(offered)
-	} else if model, ok = match(aliases); !ok && strings.HasPrefix(strings.ToLower(word), "claude-") {
-		model, ok = strings.ToLower(word), true
-	}
-	if !ok {
-		return "", text, false
-	}
-	return model, strings.TrimSpace(after), true
 }
 
 // permissionMode is the session's /mode when the configuration still

@@ -41,6 +41,8 @@ type streamer struct {
 	t   *Turns
 	ctx context.Context
 	key string
+	// skey is key typed, for the chat's outputs.
+	skey sessionkey.Key
 	// typing is paused while a permission question waits; asker is the
 	// message that started the turn (nil: a scheduled turn).
 	typing *typing
@@ -130,7 +132,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, r agentRun) (runner.
 		mode = StreamOff // a heartbeat's acknowledgement is never shown, not even live
 	}
 	s := &streamer{
-		t: t, ctx: ctx, key: key, id: id, tgt: m.Target(), mode: mode, hooked: hooked, verbose: sess.Verbose || set.Verbose, typing: ty, always: meta.Always,
+		t: t, ctx: ctx, key: key, skey: skey, id: id, tgt: m.Target(), mode: mode, hooked: hooked, verbose: sess.Verbose || set.Verbose, typing: ty, always: meta.Always,
 		opts: reply.Options{ResponsePrefix: set.ResponsePrefix, PrefixContext: reply.PrefixContext{Model: reply.ShortModel(set.Model), ModelFull: set.Model, Provider: "anthropic"},
 			Heartbeat: m.Scheduled == HeartbeatJob},
 		// Blocks are separate messages, each with balanced code fences; a
@@ -139,7 +141,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, r agentRun) (runner.
 		began: began,
 	}
 	if s.mode == StreamDraft {
-		s.out.draft = t.opts.Output.NewDraft(key, id, s.tgt, prev)
+		s.out.draft = t.opts.Output.NewDraft(skey, id, s.tgt, prev)
 	}
 	if set.TurnCard && m.Scheduled != HeartbeatJob && (mode == StreamDraft || mode == StreamOff) && t.opts.Output.CanEdit(m.Instance) &&
 		(!m.IsGroup() || m.WasMentioned) {
@@ -148,9 +150,9 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, r agentRun) (runner.
 		// chatter claude reads with require_mention off (and mostly
 		// answers NO_REPLY) leaves no cards behind.
 		if s.out.draft == nil {
-			s.out.draft = t.opts.Output.NewDraft(key, id, s.tgt, prev)
+			s.out.draft = t.opts.Output.NewDraft(skey, id, s.tgt, prev)
 		}
-		s.card = t.newCard(key, s.out.draft, s.verbose)
+		s.card = t.newCard(skey, s.out.draft, s.verbose)
 		if m.Received != nil {
 			// What the message_received hooks did before the turn (a
 			// voice note transcribed, and how long it took).
@@ -281,7 +283,7 @@ func (s *streamer) event(e runner.Event, res *runner.Result) {
 			// The card shows the step (a verbose card, each step).
 			s.card.step(s.progressLine(e.Tool))
 		case s.verbose:
-			s.t.opts.Output.Send(s.key, s.tgt, s.progressLine(e.Tool), channel.FormatPlain)
+			s.t.opts.Output.Send(s.skey, s.tgt, s.progressLine(e.Tool), channel.FormatPlain)
 		}
 	default:
 		if s.mode != StreamOff {
@@ -357,7 +359,7 @@ func (s *streamer) emit(block string) {
 			s.out.replyTo = p.ReplyTo
 		}
 		s.blocks++
-		s.t.opts.Output.SendBlock(s.key, s.id, s.blocks, s.tgt, p.Text)
+		s.t.opts.Output.SendBlock(s.skey, s.id, s.blocks, s.tgt, p.Text)
 	case StreamDraft:
 		if s.acc.Len() > 0 {
 			s.acc.WriteString("\n\n")

@@ -14,13 +14,14 @@ package turn
 
 import (
 	"context"
-	"github.com/clawhost/clawhost/core/claudecmds"
 	"io"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/clawhost/clawhost/core/claudecmds"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -110,13 +111,13 @@ type Output interface {
 	// most max (0: the dispatcher's default).
 	Typing(tgt message.Target, max time.Duration) (seal func())
 	// Send sends text outside the outbox, chunked, in session order.
-	Send(key string, tgt message.Target, text string, format channel.Format) []string
+	Send(key sessionkey.Key, tgt message.Target, text string, format channel.Format) []string
 	// SendBlock sends a streamed block of the turn of journal entry id
 	// (seq 1, 2, …), recorded as its live output before it is sent.
-	SendBlock(key string, id int64, seq int, tgt message.Target, text string) bool
+	SendBlock(key sessionkey.Key, id int64, seq int, tgt message.Target, text string) bool
 	// NewDraft starts the live draft of the turn of journal entry id,
 	// continuing prev (a confirmed draft of an earlier run) if set.
-	NewDraft(key string, id int64, tgt message.Target, prev store.Live) Draft
+	NewDraft(key sessionkey.Key, id int64, tgt message.Target, prev store.Live) Draft
 	// Reply records the turn's final reply in the outbox (as the reply to
 	// every entry it covers) and sends it, in session order.
 	Reply(r Reply)
@@ -134,14 +135,17 @@ type Output interface {
 // reply"), answers the journal entries ID and Covers; Draft, when set, is
 // the turn's live draft, which the reply's first chunk replaces.
 type Reply struct {
-	Key     sessionkey.Key
-	ID      int64
-	Covers  []int64
-	Target  message.Target
-	Text    string
-	Format  channel.Format
-	ReplyTo string
-	Draft   Draft
+	Key    sessionkey.Key
+	ID     int64
+	Covers []int64
+	Target message.Target
+	// ChatType is the type of the chat the turn answers (its message's),
+	// for the hooks that see the reply's conversation.
+	ChatType channel.ChatType
+	Text     string
+	Format   channel.Format
+	ReplyTo  string
+	Draft    Draft
 	// Ping is sent as a new message when the reply reached the chat only
 	// by editing the draft (a long turn: Settings.PingAfter).
 	Ping string
@@ -180,10 +184,10 @@ type Approvals interface {
 	// feedbackFrom, for a plan (runner.ExitPlanMode) sent back with Keep
 	// planning, is who sent it back ("<instance>:<sender id>"): their
 	// next message in the chat is the feedback on it.
-	Ask(ctx context.Context, key string, tgt message.Target, from *message.Message, req *runner.PermissionRequest, card QuestionCard) (d runner.Decision, feedbackFrom string)
+	Ask(ctx context.Context, key sessionkey.Key, tgt message.Target, from *message.Message, req *runner.PermissionRequest, card QuestionCard) (d runner.Decision, feedbackFrom string)
 	// Auto records a use allowed without asking by rule, one the session
 	// stored from an earlier "always".
-	Auto(key string, req *runner.PermissionRequest, rule runner.Rule)
+	Auto(key sessionkey.Key, req *runner.PermissionRequest, rule runner.Rule)
 }
 
 // QuestionCard is a running turn's card offered to an approval question
@@ -303,7 +307,7 @@ type Settings struct {
 	PingAfter time.Duration
 	// Agents are the named agents' own settings by id (the agent "<id>" blocks); a
 	// session's key names its agent (sessionkey.Key). The fields above are the
-	// default agent's. See ForAgent.
+	// default agent's. See Turns.Profile.
 	Agents map[string]AgentSettings
 }
 
@@ -324,10 +328,10 @@ type AgentSettings struct {
 	Timeout     time.Duration
 }
 
-// ForAgent is s for the turns of agent id: its own settings in place of the default
+// forAgent is s for the turns of agent id: its own settings in place of the default
 // agent's (its memory flush in MemoryFlush); s itself for the default agent or an id s
 // does not know.
-func (s Settings) ForAgent(id string) Settings {
+func (s Settings) forAgent(id string) Settings {
 	a, ok := s.Agents[id]
 	if !ok {
 		return s
@@ -350,7 +354,7 @@ func (t *Turns) settingsOf(key sessionkey.Key) Settings { return t.Profile(key.A
 // in force has them (the default agent's for "" or an unknown id): the
 // composer resolves a turn's agent once and hands them to Run with the
 // Request (Request.Profile).
-func (t *Turns) Profile(agent string) Settings { return t.settings().ForAgent(agent) }
+func (t *Turns) Profile(agent string) Settings { return t.settings().forAgent(agent) }
 
 func withDefaults(s Settings) Settings {
 	if s.HookTimeout <= 0 {
@@ -387,7 +391,7 @@ type Options struct {
 	Clock tstime.Clock
 	// Waiting says how many messages of session key wait behind its
 	// running turn (the turn card's count); nil: not shown.
-	Waiting func(key string) int
+	Waiting func(key sessionkey.Key) int
 	// AgentTools, when not nil, gives the MCP config (JSON) of the host's
 	// own tools for the chat of m and the tool names to allow; "" for
 	// none.

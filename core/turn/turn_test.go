@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -103,16 +104,16 @@ func (o *fakeOutput) Typing(message.Target, time.Duration) func() {
 	o.mu.Unlock()
 	return func() {}
 }
-func (o *fakeOutput) Send(_ string, _ message.Target, text string, _ channel.Format) []string {
+func (o *fakeOutput) Send(_ sessionkey.Key, _ message.Target, text string, _ channel.Format) []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.sent = append(o.sent, text)
 	return []string{"1"}
 }
-func (o *fakeOutput) SendBlock(key string, _ int64, _ int, tgt message.Target, text string) bool {
+func (o *fakeOutput) SendBlock(key sessionkey.Key, _ int64, _ int, tgt message.Target, text string) bool {
 	return len(o.Send(key, tgt, text, channel.FormatMarkdown)) > 0
 }
-func (o *fakeOutput) NewDraft(_ string, _ int64, _ message.Target, prev store.Live) Draft {
+func (o *fakeOutput) NewDraft(_ sessionkey.Key, _ int64, _ message.Target, prev store.Live) Draft {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.drafts = append(o.drafts, prev)
@@ -336,7 +337,7 @@ func TestOverridesReachTheAgent(t *testing.T) {
 	}
 	f.turns.Run(ctx, f.request("tg", "two"))
 	m := message.Message{Instance: "tg", ChatType: channel.ChatDirect, ChatID: "5"}
-	f.turns.Reset(ctx, testKey.String(), &m, "/new")
+	f.turns.Reset(ctx, testKey, &m, "/new")
 	f.turns.Run(ctx, f.request("tg", "three"))
 	r := f.agent.reqs
 	if r[0].Model != "" || r[0].Effort != "" || r[1].Model != "sonnet" || r[1].Effort != "max" || r[2].Model != "sonnet" || r[2].Effort != "max" {
@@ -411,14 +412,14 @@ func TestSwitchBackToAnEarlierSession(t *testing.T) {
 	m := message.Message{Instance: "tg", ChatType: channel.ChatDirect, ChatID: "5"}
 	f.turns.Run(ctx, f.request("tg", "first"))
 	first := f.agent.reqs[0].SessionID
-	f.turns.Reset(ctx, testKey.String(), &m, "/new")
+	f.turns.Reset(ctx, testKey, &m, "/new")
 	f.turns.Run(ctx, f.request("tg", "second"))
 	second := f.agent.reqs[1].SessionID
 	s, _ := f.db.Session(ctx, testKey.String())
 	if past := storedMeta(s).Past; len(past) != 1 || past[0].ID != first || past[0].Turns != 1 {
 		t.Fatalf("past %+v", past)
 	}
-	if _, err := f.turns.Switch(ctx, testKey.String(), 1); err != nil {
+	if _, err := f.turns.Switch(ctx, testKey, 1); err != nil {
 		t.Fatal(err)
 	}
 	f.turns.Run(ctx, f.request("tg", "third"))
@@ -429,7 +430,7 @@ func TestSwitchBackToAnEarlierSession(t *testing.T) {
 	if past := storedMeta(s).Past; len(past) != 1 || past[0].ID != second {
 		t.Errorf("past after the switch %+v", past)
 	}
-	if _, err := f.turns.Switch(ctx, testKey.String(), 5); err == nil {
+	if _, err := f.turns.Switch(ctx, testKey, 5); err == nil {
 		t.Error("switched to a session that does not exist")
 	}
 }
@@ -533,30 +534,6 @@ func resetIdle(minutes float64) sessionreset.Config {
 	return sessionreset.Config{Default: &sessionreset.Rule{Mode: sessionreset.ModeIdle, IdleMinutes: &minutes}}
 }
 
-func TestResetModelHint(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		text    string
-		offered []string
-		model   string
-		rest    string
-		ok      bool
-	}{
-		{"sonnet summarize this", nil, "sonnet", "summarize this", true},
-		{"Opus", nil, "opus", "", true},
-		{"claude-haiku-4-5 hi", nil, "claude-haiku-4-5", "hi", true},
-		{"hello there", nil, "", "hello there", false},
-		{"minimax summarize", []string{"minimax", "opus"}, "minimax", "summarize", true},
-		{"sonnet hi", []string{"opus"}, "", "sonnet hi", false},
-		{"", nil, "", "", false},
-	} {
-		model, rest, ok := ResetModelHint(c.text, c.offered)
-		if model != c.model || rest != c.rest || ok != c.ok {
-			t.Errorf("%q %v: %q %q %v", c.text, c.offered, model, rest, ok)
-		}
-	}
-}
-
 // A /mode the configuration no longer offers is not passed on.
 func TestPermissionModeFallsBackWhenNotOffered(t *testing.T) {
 	t.Parallel()
@@ -583,12 +560,12 @@ func storedMeta(s store.Session) session.Meta {
 func TestSettingsForAgent(t *testing.T) {
 	set := Settings{Workspace: "/main", Model: "sonnet", Models: []string{"sonnet"}, PermissionModes: []string{"plan"}, GroupHistoryLimit: 7,
 		Agents: map[string]AgentSettings{"ops": {Workspace: "/ops", Model: "opus", Models: []string{"opus", "haiku"}, Approvals: true}}}
-	ops := set.ForAgent("ops")
+	ops := set.forAgent("ops")
 	if ops.Workspace != "/ops" || ops.Model != "opus" || len(ops.Models) != 2 || !ops.Approvals || ops.PermissionModes != nil || ops.GroupHistoryLimit != 7 {
 		t.Errorf("ops: %+v", ops)
 	}
 	for _, id := range []string{"", "main", "gone"} {
-		if s := set.ForAgent(id); s.Workspace != "/main" || s.Model != "sonnet" || s.Approvals {
+		if s := set.forAgent(id); s.Workspace != "/main" || s.Model != "sonnet" || s.Approvals {
 			t.Errorf("%q: %+v", id, s)
 		}
 	}
@@ -636,7 +613,7 @@ func TestSilentAnswer(t *testing.T) {
 // TestRunTakesTheResolvedProfile: a turn runs on the settings its Request
 // carries (the composer resolved its agent once), not on a lookup of the
 // key's agent; without them Run resolves the key's, and a named agent's
-// memory flush is its own (ForAgent).
+// memory flush is its own (forAgent).
 func TestRunTakesTheResolvedProfile(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Settings{Model: "sonnet", Agents: map[string]AgentSettings{"ops": {Model: "haiku", MemoryFlush: MemoryFlush{Disabled: true}}}})
@@ -656,5 +633,23 @@ func TestRunTakesTheResolvedProfile(t *testing.T) {
 	}
 	if def := f.turns.Profile(""); def.MemoryFlush != nil {
 		t.Errorf("the default agent's profile has a memory flush of its own: %+v", def.MemoryFlush)
+	}
+}
+
+// The reply carries the chat's type from the message it answers, for the
+// hooks that see its conversation: never read back out of the session
+// key, which need not name it (a group sharing the main session's key).
+func TestReplyCarriesTheChatType(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Settings{Streaming: StreamOff})
+	for _, ct := range []channel.ChatType{channel.ChatGroup, channel.ChatDirect} {
+		f.n++
+		m := message.Message{Instance: "tg", Channel: "telegram", ChatType: ct, ChatID: "5", MessageID: fmt.Sprintf("ct%d", f.n),
+			Sender: channel.Sender{ID: "5", Name: "Ann"}, Body: "hi", Timestamp: f.now, From: "tg:5"}
+		f.turns.Run(context.Background(), f.requestOf(m))
+		r := f.out.replies
+		if len(r) == 0 || r[len(r)-1].ChatType != ct {
+			t.Fatalf("replies %+v: want the last of chat type %q", r, ct)
+		}
 	}
 }
