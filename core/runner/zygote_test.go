@@ -470,27 +470,3 @@ func TestZygoteCloseWaitsForTheSandboxes(t *testing.T) {
 		}
 	}
 }
-
-// zygoteShippedEnv names, in TestZygoteUnprivileged's run as nobody, the copy of the
-// shipped helper the root run made for it.
-const zygoteShippedEnv = "CLAWHOST_ZYGOTE_SHIPPED"
-
-// shippedHelper is the helper as clawhost ships it: CLAWHOST_BIN_DIR's clawhost-sandbox
-// (make test), the copy TestZygoteUnprivileged hands its run as nobody, or one built here
-// without cgo.
-func shippedHelper(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv(zygoteShippedEnv); p != "" {
-		return p
-	}
-	if dir := os.Getenv("CLAWHOST_BIN_DIR"); dir != "" {
-		return filepath.Join(dir, "clawhost-sandbox")
-	}
-	exe := filepath.Join(t.TempDir(), "clawhost-sandbox")
-	build := exec.Command("go", "build", "-o", exe, "github.com/clawhost/clawhost/core/cmd/clawhost-sandbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return exe
-}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/asnobody"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
@@ -481,7 +482,7 @@ func TestZygoteSignalAfterRelease(t *testing.T) {
 // no new privileges.
 func TestZygoteRealHelperCaps(t *testing.T) {
 	bwrap := needZygote(t)
-	z, err := startZygote(bwrap, shippedHelper(t))
+	z, err := startZygote(bwrap, asnobody.ShippedHelper(t))
 	must(t, err)
 	t.Cleanup(z.stop)
 	// Bnd: as root the five file-permission capabilities at most (0x1f); as any other
@@ -514,28 +515,4 @@ func TestZygoteRealHelperCaps(t *testing.T) {
 			}
 		}
 	}
-}
-
-// zygoteShippedEnv names, in TestZygoteUnprivileged's run as nobody, the copy of the
-// shipped helper the root run made for it.
-const zygoteShippedEnv = "CLAWHOST_ZYGOTE_SHIPPED"
-
-// shippedHelper is the helper as clawhost ships it: CLAWHOST_BIN_DIR's clawhost-sandbox
-// (make test), the copy TestZygoteUnprivileged hands its run as nobody, or one built here
-// without cgo.
-func shippedHelper(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv(zygoteShippedEnv); p != "" {
-		return p
-	}
-	if dir := os.Getenv("CLAWHOST_BIN_DIR"); dir != "" {
-		return filepath.Join(dir, "clawhost-sandbox")
-	}
-	exe := filepath.Join(t.TempDir(), "clawhost-sandbox")
-	build := exec.Command("go", "build", "-o", exe, "github.com/clawhost/clawhost/core/cmd/clawhost-sandbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return exe
 }
