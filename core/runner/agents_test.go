@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/clawhost/clawhost/core/internal/asnobody"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -118,7 +119,7 @@ func TestFakeAgentIdleTimeout(t *testing.T) {
 // host's user; a JSON string as it is.
 func TestOwnMCPConfig(t *testing.T) {
 	t.Parallel()
-	nobody := needNobody(t, "give files to another user")
+	nobody := asnobody.Nobody(t, "give files to another user")
 	dir, tmp := t.TempDir(), t.TempDir()
 	hosts, theirs := filepath.Join(dir, "host.json"), filepath.Join(dir, "theirs.json")
 	must(t, os.WriteFile(hosts, []byte(`{"mcpServers":{}}`), 0o600))
@@ -154,7 +155,7 @@ func TestOwnMCPConfig(t *testing.T) {
 // the file the turn names, not by the copy (it was restarted at every turn).
 func TestFakeRunAsWarmWithHostsMCPConfig(t *testing.T) {
 	t.Parallel()
-	nobody := needNobody(t, "run claude as another user")
+	nobody := asnobody.Nobody(t, "run claude as another user")
 	// nobody must reach the fake (this test binary) and its own directories.
 	open, err := os.MkdirTemp("", "runas-warm-")
 	must(t, err)
@@ -185,18 +186,4 @@ func TestFakeRunAsWarmWithHostsMCPConfig(t *testing.T) {
 	if c.NewProcess || a.PID != c.PID {
 		t.Fatalf("the second turn started claude again (pids %d, %d)", a.PID, c.PID)
 	}
-}
-
-// needNobody is the user nobody, for a test that needs root to do what it says as another
-// user; it skips the test otherwise.
-func needNobody(t *testing.T, what string) *runas.User {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to " + what)
-	}
-	u, err := runas.Lookup("nobody")
-	if err != nil {
-		t.Skip(err)
-	}
-	return u
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/asnobody"
 	"github.com/clawhost/clawhost/core/sandbox"
 	"github.com/google/uuid"
 )
@@ -225,7 +226,7 @@ func TestRealNotLoggedIn(t *testing.T) {
 // it points to is not given away.
 func TestShareMedia(t *testing.T) {
 	t.Parallel()
-	u := needNobody(t, "give files to another user")
+	u := asnobody.Nobody(t, "give files to another user")
 	ws, outside := t.TempDir(), filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(outside, nil, 0o600); err != nil {
 		t.Fatal(err)

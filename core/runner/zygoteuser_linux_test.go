@@ -15,6 +15,6 @@ func TestZygoteUnprivileged(t *testing.T) {
 		t.Skip("this is the run as another user")
 	}
 	needBwrap(t)
-	u := needNobody(t, "run the sandbox helper's tests as nobody")
+	u := asnobody.Nobody(t, "run the sandbox helper's tests as nobody")
 	asnobody.Rerun(t, u, "^TestZygote", []string{"TestZygotePool", "TestZygoteNextChatAfterEviction", "TestZygoteCloseWaitsForTheSandboxes", "TestZygoteIdleHostHoldsNoHelper"})
 }

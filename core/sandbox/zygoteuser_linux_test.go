@@ -1,11 +1,9 @@
 package sandbox
 
 import (
-	"os"
 	"testing"
 
 	"github.com/clawhost/clawhost/core/internal/asnobody"
-	"github.com/clawhost/clawhost/core/internal/runas"
 )
 
 // TestZygoteUnprivileged: a host not run as root gets recycled sandboxes too
@@ -18,19 +16,6 @@ func TestZygoteUnprivileged(t *testing.T) {
 		t.Skip("this is the run as another user")
 	}
 	needBwrap(t)
-	u := needNobody(t, "run the sandbox helper's tests as nobody")
+	u := asnobody.Nobody(t, "run the sandbox helper's tests as nobody")
 	asnobody.Rerun(t, u, "^TestZygote", []string{"TestZygoteBoundary", "TestZygoteOneClaudeAtATime", "TestZygoteManyStarts", "TestZygoteRealHelperCaps"})
-}
-
-// needNobody is the user nobody, for a test run as root that runs something as it.
-func needNobody(t *testing.T, what string) *runas.User {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to " + what)
-	}
-	u, err := runas.Lookup("nobody")
-	if err != nil {
-		t.Skip(err)
-	}
-	return u
 }

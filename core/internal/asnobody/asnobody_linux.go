@@ -1,8 +1,3 @@
-// Package asnobody runs a package's sandbox tests again as the user nobody:
-// a host not run as root gets recycled sandboxes too, and the tests that
-// prove them hold must pass there, not skip. core/sandbox reruns the
-// helper's own tests this way and core/runner the pool as it drives it.
-// Only tests import it.
 package asnobody
 
 import (
