@@ -145,6 +145,8 @@ type flakyStore struct {
 	fails  int
 	stored map[string]int
 	calls  []time.Time // of failed calls
+	// decide, when set, is the supervisor's Invite.
+	decide InviteFunc
 }
 
 func (s *flakyStore) failNext(n int) {
@@ -188,7 +190,7 @@ func runPump(t *testing.T, register func(*grpc.Server), store *flakyStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: hclog.DefaultOutput}), Inbound: store.inbound,
+	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: hclog.DefaultOutput}), Inbound: store.inbound, Invite: store.decide,
 		InboundRetryFirst: 20 * time.Millisecond, InboundRetryMax: 80 * time.Millisecond})
 	inst := newInstance(h, Spec{Instance: "fake"})
 	plug := pluginclient.Wrap(conn)
