@@ -45,7 +45,7 @@ var Schema = schema.Schema{
 	{Name: "password", Type: "string", Default: "", Sensitive: true,
 		Description: `the bot account's password, typically env("MATRIX_PASSWORD"), used to log in when access_token is empty; the device and its token are kept in the plugin's state (0600) across restarts`},
 	{Name: "invites_from", Type: "list(string)", Default: []string{},
-		Description: `Matrix ids (@alice:example.org) whose room invites the bot accepts, "*" for anyone's; others are declined. Who may talk to the agent in a joined room is still the access block's (allow_from, groups)`},
+		Description: `an extra allow: Matrix ids (@alice:example.org) whose room invites the bot joins without asking the host, "*" for anyone's; other invites are decided by the access block (owners, allow_from, pairing, dm_policy). Who may talk to the agent in a joined room is still the access block's (allow_from, groups)`},
 }
 
 // Config is the decoded config {} block.

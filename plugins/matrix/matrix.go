@@ -59,7 +59,8 @@ const Setup = `Matrix: make an account for the bot on your homeserver (Element: 
 then give clawhost its Matrix id and either its access token (Element, logged in as
 the bot: Settings → Help & About → Access Token) or its password: with a password the
 plugin logs in once and keeps its device in its state directory.
-Invite the bot to a room or a DM from an account listed in invites_from.`
+Invite the bot to a room or a DM: the access block decides (owners and allow_from
+are joined; a stranger's DM under dm_policy "pairing" is joined and gets a code).`
 
 // Plugin is the matrix plugin as sdk.Serve wants it.
 func Plugin() sdk.Plugin {
