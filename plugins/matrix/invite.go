@@ -48,11 +48,25 @@ func (a *Adapter) invite(ctx context.Context, cli *mautrix.Client, room id.RoomI
 	return m, true
 }
 
+// gone reports whether err is the homeserver refusing the answer for good
+// (a 4xx other than a rate limit, which call waits out): the invite was
+// withdrawn, or answered already (Dendrite: 400 "not joined to the room"
+// for a second leave). Asking again would not change it.
+func gone(err error) bool {
+	var he mautrix.HTTPError
+	if !errors.As(err, &he) || he.Response == nil {
+		return false
+	}
+	c := he.Response.StatusCode
+	return c >= 400 && c < 500 && c != 429
+}
+
 // AnswerInvite implements channel.InviteAnswerer: it joins the room, or
-// leaves it (declines the invite, with reason as the leave's reason: the
-// inviter sees it). An invite that is gone — withdrawn, or answered
-// before a crash — is not an error; a homeserver that cannot be reached
-// is, and the host offers the invite again.
+// leaves it (declines the invite; reason goes as the leave's reason, which
+// a homeserver may keep or drop: Dendrite 0.13 did not keep it in
+// TestInvitesAndRefusedToken). An invite that is gone — withdrawn, or
+// answered before a crash — is not an error; a homeserver that cannot be
+// reached is, and the host offers the invite again.
 func (a *Adapter) AnswerInvite(ctx context.Context, chatID string, join bool, reason string) error {
 	cli := a.client()
 	if cli == nil {
@@ -68,8 +82,8 @@ func (a *Adapter) AnswerInvite(ctx context.Context, chatID string, join bool, re
 			return err
 		})
 	}
-	if errors.Is(err, mautrix.MForbidden) || errors.Is(err, mautrix.MNotFound) {
-		a.log.Info("an invite that is gone; nothing to answer", "room", room, "join", join, "err", err)
+	if gone(err) {
+		a.log.Info("an invite that is gone (withdrawn, or answered before); nothing to answer", "room", room, "join", join, "err", err)
 		return nil
 	}
 	if err != nil {
