@@ -111,10 +111,8 @@ type Options struct {
 	Clock tstime.Clock
 	// Inbound receives channel messages; nil drops them (and never acks).
 	Inbound InboundFunc
-	// Invite decides an invitation of the bot (an inbound message with
-	// Invite set, capability invites): join, or decline with the reason.
-	// The pump answers the plugin with it (AnswerInvite) before the ack,
-	// and never hands an invite to Inbound; nil declines every invite.
+	// Invite decides the bot's invitations (capability invites), which
+	// the pump answers before the ack and never hands to Inbound.
 	Invite InviteFunc
 	// OnReady is called each time an instance becomes ready (after a start
 	// or restart), e.g. to publish the command menu. May be nil.
