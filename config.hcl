@@ -354,9 +354,10 @@ plugin "sl" {
 
 # Matrix, enabled when MATRIX_USER_ID is set (docs/matrix.md): the bot is an
 # ordinary account on any homeserver. Give its password (the plugin logs in
-# once and keeps its device) or its access token. It joins the rooms people
-# in invites_from invite it to and declines other invites. Allow people and
-# rooms in access {}: "mx:@alice:example.org" in allow_from, a room id
+# once and keeps its device) or its access token. Invites are decided by
+# access {} (owners and allow_from joined; a stranger's DM under "pairing"
+# joined to get a code; other invites declined). Allow people and rooms in
+# access {}: "mx:@alice:example.org" in allow_from, a room id
 # "mx:!abc:example.org" in groups; a thread is its own session. A refused
 # token shows as needs_attention; fix it, then `clawhost retry mx`.
 # Encrypted rooms work (the device's keys in the plugin's state directory);
@@ -372,7 +373,7 @@ plugin "mx" {
     password     = env("MATRIX_PASSWORD", "")
     # access_token = env("MATRIX_ACCESS_TOKEN", "")
     recovery_key = env("MATRIX_RECOVERY_KEY", "")
-    # invites_from = ["@alice:example.org"]  # "*": anyone's invites
+    # invites_from = ["@alice:example.org"]  # an extra allow, joined without asking the host
   }
 }
 

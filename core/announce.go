@@ -72,7 +72,7 @@ func (h *Host) startAdmin(listen string) error {
 		Exporter:   &statusSource{h: h},
 		RuntimeDir: h.cfg.DataDir,
 		Attach: attach.Handler(h.attach, func(ctx context.Context, chat string) (string, error) {
-			p := h.gw.Access()
+			p := h.gw.Access().Policy()
 			return attach.Resolve(ctx, h.db, &p, chat)
 		}, log.Named("attach")),
 	})

@@ -282,7 +282,7 @@ func (h *Host) provision() error {
 	h.attach = attach.New(attach.Options{Inner: h.agent, Fallback: attach.RunnerFallback(h.agent.Config), Audit: attach.StoreAudit(context.Background(), db, h.log),
 		StateFile: filepath.Join(h.cfg.DataDir, attach.StateFileName), Grace: attach.DefaultGrace})
 	gopts := gateway.Options{Ready: h.ready, Detach: func(k sessionkey.Key, m *message.Message) string {
-		return h.attach.Detach(h.gw.Access(), k.String(), m)
+		return h.attach.Detach(h.gw.Access().Policy(), k.String(), m)
 	},
 		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.attach, ChatState: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
 		Settings: set, MemoryFlush: settings.MemoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
@@ -347,7 +347,7 @@ func (h *Host) startPlugins(hold <-chan struct{}) error {
 		h.log.Warn("plugin instance attaches to a process started by hand (debug mode) instead of launching its binary", "instance", name, "env", pluginclient.EnvReattach)
 	}
 	h.ready = make(chan struct{})
-	popts := pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, OnReady: h.pluginReady, Reattach: reattach, Hold: hold}
+	popts := pluginhost.Options{Logger: h.log, LogLevel: h.cfg.LogLevel, Inbound: h.inbound, Invite: h.invite, OnReady: h.pluginReady, Reattach: reattach, Hold: hold}
 	if h.cfg.Storage.Engine == config.EnginePostgres {
 		// Several hosts may share the database: each channel instance
 		// runs on the one holding its lease.
@@ -385,6 +385,19 @@ func (h *Host) inbound(ctx context.Context, instance string, msgs []channel.Inbo
 		return ctx.Err()
 	}
 	return h.gw.Inbound(ctx, instance, msgs)
+}
+
+// invite decides an invitation of the bot once the pipeline is up
+// (gateway.Invite). When ctx ends first the answer cannot reach the plugin
+// either (its call fails with ctx), so the batch fails and the invite is
+// decided on the next start.
+func (h *Host) invite(ctx context.Context, instance string, in channel.InboundMessage) (bool, string) {
+	select {
+	case <-h.ready:
+	case <-ctx.Done():
+		return false, "the host is stopping"
+	}
+	return h.gw.Access().Invite(ctx, instance, in)
 }
 
 func (h *Host) pluginReady(inst *pluginhost.Instance) {

@@ -11,7 +11,7 @@ import (
 // pairingAPI is the host's pairing lifecycle; by is recorded as the
 // approver of codes it approves.
 func (h *Host) pairingAPI(by string) pairing.API {
-	return pairing.API{DB: h.db, By: by, Policy: func() access.Policy { return h.gw.Access() }, Schedules: h.schedules, Log: h.log.Named("pairing"), Trail: h.db,
+	return pairing.API{DB: h.db, By: by, Policy: func() access.Policy { return h.gw.Access().Policy() }, Schedules: h.schedules, Log: h.log.Named("pairing"), Trail: h.db,
 		OnApproved: func(ctx context.Context, entry string) { h.gw.PairingApproved(ctx, entry) }}
 }
 

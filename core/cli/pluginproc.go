@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/internal/pluginstderr"
 	"github.com/clawhost/clawhost/core/pluginhost"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
@@ -20,13 +21,13 @@ import (
 // watched.
 type testProc struct {
 	proc   *pluginhost.Process
-	stderr *pluginhost.StderrLog
+	stderr *pluginstderr.Log
 }
 
 // launchTestPlugin starts the plugin at path and returns it with the host's
 // client of it.
 func launchTestPlugin(path, dataDir string, timeout time.Duration, log hclog.Logger) (*testProc, *pluginclient.Plugin, error) {
-	w := &pluginhost.StderrLog{}
+	w := &pluginstderr.Log{}
 	proc, plug, err := pluginhost.Launch(pluginhost.ProcessSpec{
 		Path:         path,
 		Dir:          dataDir,
@@ -47,7 +48,7 @@ func launchTestPlugin(path, dataDir string, timeout time.Duration, log hclog.Log
 }
 
 // handshakeHint adds the plugin's last stderr lines to a failed handshake.
-func handshakeHint(err error, w *pluginhost.StderrLog) error {
+func handshakeHint(err error, w *pluginstderr.Log) error {
 	if tail := w.Tail(5); tail != "" {
 		return fmt.Errorf("%w\nthe plugin's last stderr lines:\n%s", err, tail)
 	}
@@ -72,7 +73,7 @@ func (p *testProc) stop(grace time.Duration) error {
 	}
 	var bad []string
 	for _, l := range p.stderr.Since(mark) {
-		if pluginhost.StderrLevel(l) >= hclog.Warn {
+		if pluginstderr.Level(l) >= hclog.Warn {
 			bad = append(bad, l)
 		}
 	}

@@ -231,9 +231,6 @@ func (g *Gateway) Sessions(ctx context.Context, limit int) ([]SessionInfo, int) 
 // access.groups does not list them, the most recent first.
 func (g *Gateway) UnlistedGroups() []access.UnlistedGroup { return g.admission.Unlisted() }
 
-// Access is the access policy in force (it changes on reload).
-func (g *Gateway) Access() access.Policy { return g.settings().Access }
-
 // QueueDepth is the number of messages waiting in session queues.
 func (g *Gateway) QueueDepth() int { return g.queue.Depth() }
 

@@ -86,7 +86,7 @@ func (i *Instance) pump(ctx context.Context, plug *pluginclient.Plugin, s *plugi
 		plug:      plug,
 		s:         s,
 		cancel:    cancel,
-		inbound:   i.h.opts.Inbound,
+		inbound:   answeringInvites(plug, i.h.opts.Inbound, i.h.opts.Invite),
 		retry:     storeRetry{first: i.h.opts.InboundRetryFirst, max: i.h.opts.InboundRetryMax},
 		nacker:    &nacker{plug: plug, log: i.log},
 		acks:      make(chan []uint64, 64),

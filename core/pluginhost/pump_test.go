@@ -145,6 +145,8 @@ type flakyStore struct {
 	fails  int
 	stored map[string]int
 	calls  []time.Time // of failed calls
+	// decide, when set, is the supervisor's Invite.
+	decide InviteFunc
 }
 
 func (s *flakyStore) failNext(n int) {
@@ -188,7 +190,7 @@ func runPump(t *testing.T, register func(*grpc.Server), store *flakyStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: hclog.DefaultOutput}), Inbound: store.inbound,
+	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: hclog.DefaultOutput}), Inbound: store.inbound, Invite: store.decide,
 		InboundRetryFirst: 20 * time.Millisecond, InboundRetryMax: 80 * time.Millisecond})
 	inst := newInstance(h, Spec{Instance: "fake"})
 	plug := pluginclient.Wrap(conn)
@@ -344,22 +346,5 @@ func TestPumpReopensStreamAfterFailedAck(t *testing.T) {
 	}
 	if n := store.count("m1"); n != 2 {
 		t.Errorf("m1 reached the store %d times, want 2 (stored, then its redelivery)", n)
-	}
-}
-
-func TestGuardLine(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ in, want string }{
-		{"plain text\n", "plain text\n"},
-		{`{"@message":"ok","@level":"info","n":"x"}` + "\n", `{"@message":"ok","@level":"info","n":"x"}` + "\n"},
-		{`{"@message":1,"@level":2,"@timestamp":3}` + "\n", `{"@level":"2","@message":"1"}` + "\n"},
-		{`{"@message":"backing off","retry_after":1000000000,"id":500000009,"ratio":0.5,"n":-3}` + "\n", `{"@message":"backing off","id":"500000009","n":"-3","ratio":0.5,"retry_after":"1000000000"}` + "\n"},
-		{`{"@message":null}` + "\n", `{"@message":"null"}` + "\n"},
-		{`{"@message":"x","@timestamp":false}`, `{"@message":"x"}` + "\n"},
-		{`{"not json` + "\n", `{"not json` + "\n"},
-	} {
-		if got := string(guardLine([]byte(tc.in))); got != tc.want {
-			t.Errorf("guardLine(%q) = %q, want %q", tc.in, got, tc.want)
-		}
 	}
 }

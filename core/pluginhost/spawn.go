@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/internal/deathsig"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +12,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/deathsig"
+	"github.com/clawhost/clawhost/core/internal/pluginstderr"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -60,8 +62,8 @@ type procRunner struct {
 	cmd    *exec.Cmd
 	stdout io.ReadCloser
 	stderr io.ReadCloser
-	tail   *StderrLog // the last lines of stderr, for errors
-	name   string     // the plugin's binary when cmd is another's (bwrap); "": cmd's
+	tail   *pluginstderr.Log // the last lines of stderr, for errors
+	name   string            // the plugin's binary when cmd is another's (bwrap); "": cmd's
 	pid    int
 	// onPID is told the pid once the process started and again, with
 	// alive false, once it has been reaped, so a status never names a
@@ -86,7 +88,7 @@ func newProcRunner(log hclog.Logger, sp *spawner, cmd *exec.Cmd, user *runas.Use
 	if err != nil {
 		return nil, err
 	}
-	return &procRunner{log: log, sp: sp, cmd: cmd, stdout: stdout, stderr: stderr, tail: &StderrLog{}, onPID: onPID, exited: make(chan struct{})}, nil
+	return &procRunner{log: log, sp: sp, cmd: cmd, stdout: stdout, stderr: stderr, tail: &pluginstderr.Log{}, onPID: onPID, exited: make(chan struct{})}, nil
 }
 
 func (r *procRunner) Start(context.Context) error {
@@ -210,7 +212,7 @@ func (r *procRunner) Stderr() io.ReadCloser {
 	return struct {
 		io.Reader
 		io.Closer
-	}{newLogGuard(io.TeeReader(r.stderr, r.tail)), r.stderr}
+	}{pluginstderr.NewGuard(io.TeeReader(r.stderr, r.tail)), r.stderr}
 }
 func (r *procRunner) Name() string { return cmp.Or(r.name, r.cmd.Args[0]) }
 func (r *procRunner) ID() string   { return fmt.Sprint(r.pid) }

@@ -34,11 +34,13 @@ package pluginhost
 import (
 	"context"
 	"fmt"
-	"github.com/clawhost/clawhost/core/internal/tstime"
 	"os"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/pluginstderr"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -111,6 +113,9 @@ type Options struct {
 	Clock tstime.Clock
 	// Inbound receives channel messages; nil drops them (and never acks).
 	Inbound InboundFunc
+	// Invite decides the bot's invitations (capability invites), which
+	// the pump answers before the ack and never hands to Inbound.
+	Invite InviteFunc
 	// OnReady is called each time an instance becomes ready (after a start
 	// or restart), e.g. to publish the command menu. May be nil.
 	OnReady func(inst *Instance)
@@ -320,10 +325,10 @@ type Instance struct {
 	// sendFailed: a send to the instance, degraded with its process up,
 	// failed (callable); reset by the next change of state.
 	sendFailed bool
-	probeErr   error      // set when the liveness probe killed the run
-	holdLost   bool       // the run ended because its gate hold was lost
-	standby    string     // why a channel waits in standby
-	tail       *StderrLog // the current process's last stderr lines
+	probeErr   error             // set when the liveness probe killed the run
+	holdLost   bool              // the run ended because its gate hold was lost
+	standby    string            // why a channel waits in standby
+	tail       *pluginstderr.Log // the current process's last stderr lines
 	// reattach, when set, is the debug-mode process to attach to instead
 	// of launching the binary (Options.Reattach).
 	reattach *pluginclient.Reattach

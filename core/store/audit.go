@@ -34,6 +34,10 @@ const (
 	// was detached (/detach) or refused (Subject the chat; Decision
 	// attach, detach, fallback or refused).
 	AuditAttach = "attach"
+	// AuditInvite: an invitation of the bot to a room was declined
+	// (Actor the inviter, ChatID the room, Decision "declined", Detail
+	// why).
+	AuditInvite = "invite"
 )
 
 // AuditEvent is one row of the audit trail: a decision about who may do

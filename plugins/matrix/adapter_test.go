@@ -66,7 +66,9 @@ func runWith(t *testing.T, cfg map[string]any, dir string, mod func(*Adapter)) (
 }
 
 // TestInvitesAndRefusedToken: an invite from someone in invites_from is
-// joined, Mallory's declined; a token the homeserver refuses makes the
+// joined at once; Mallory's are offered to the host (Invite set, is_direct
+// from the invite) and answered by AnswerInvite: her group room declined
+// (she sees the bot leave, with the reason), her DM joined; a token the homeserver refuses makes the
 // channel needs_attention with what to do, not a crash loop; the probe
 // says the same before the plugin runs.
 func TestInvitesAndRefusedToken(t *testing.T) {
@@ -76,7 +78,7 @@ func TestInvitesAndRefusedToken(t *testing.T) {
 	defer cancel()
 	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken,
 		"invites_from": []string{h.alice.UserID.String()}}
-	_, _, st := run(t, cfg, t.TempDir())
+	a, in, st := run(t, cfg, t.TempDir())
 	sdktest.WaitFor(t, "the plugin to be ready", func() bool { return last(st).State == status.Ready })
 
 	alice, mallory := h.srv.Client(h.alice), h.srv.Client(h.mallory)
@@ -88,6 +90,10 @@ func TestInvitesAndRefusedToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dm, err := mallory.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}, IsDirect: true, Preset: "trusted_private_chat"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	membership := func(cli *mautrix.Client, room id.RoomID) string {
 		var m struct {
 			Membership string `json:"membership"`
@@ -95,8 +101,38 @@ func TestInvitesAndRefusedToken(t *testing.T) {
 		_ = cli.StateEvent(ctx, room, event.StateMember, h.bot.UserID.String(), &m)
 		return m.Membership
 	}
-	sdktest.WaitFor(t, "the bot to join Alice's room and leave Mallory's", func() bool {
-		return membership(alice, good.RoomID) == "join" && membership(mallory, bad.RoomID) == "leave"
+	offered := map[id.RoomID]bool{} // room → is_direct
+	sdktest.WaitFor(t, "Mallory's two invites offered to the host", func() bool {
+		for _, m := range in.Stored() {
+			if m.Invite != nil && m.Sender.ID == h.mallory.UserID.String() {
+				offered[id.RoomID(m.ChatID)] = m.Invite.IsDirect
+			}
+		}
+		return len(offered) == 2
+	})
+	if direct, ok := offered[bad.RoomID]; !ok || direct {
+		t.Errorf("the group room's invite: offered %v, is_direct %v", ok, direct)
+	}
+	if direct, ok := offered[dm.RoomID]; !ok || !direct {
+		t.Errorf("the DM's invite: offered %v, is_direct %v", ok, direct)
+	}
+	for _, m := range in.Stored() {
+		if m.ChatID == good.RoomID.String() && m.Invite != nil {
+			t.Error("an invite from invites_from was offered to the host; it is joined at once")
+		}
+	}
+	if err := a.AnswerInvite(ctx, bad.RoomID.String(), false, "not allowed"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AnswerInvite(ctx, dm.RoomID.String(), true, "pairing"); err != nil {
+		t.Fatal(err)
+	}
+	// Answered twice (a redelivery after a crash): not an error.
+	if err := a.AnswerInvite(ctx, bad.RoomID.String(), false, "not allowed"); err != nil {
+		t.Errorf("declining a declined invite again: %v", err)
+	}
+	sdktest.WaitFor(t, "the bot to join Alice's room and Mallory's DM, and leave her group room", func() bool {
+		return membership(alice, good.RoomID) == "join" && membership(mallory, dm.RoomID) == "join" && membership(mallory, bad.RoomID) == "leave"
 	})
 
 	// A refused token.

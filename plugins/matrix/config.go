@@ -47,7 +47,7 @@ var Schema = schema.Schema{
 	{Name: "recovery_key", Type: "string", Default: "", Sensitive: true,
 		Description: `the recovery key of the bot account's cross-signing keys and key backup (secret storage), typically env("MATRIX_RECOVERY_KEY"); with it the bot's device signs itself (other people's clients see it verified by its owner) and reads old messages from the backup. Empty: the plugin uses the one it made, written to matrix-recovery-key.txt in its state directory (0600), making cross-signing on first start if the account has none; never logged`},
 	{Name: "invites_from", Type: "list(string)", Default: []string{},
-		Description: `Matrix ids (@alice:example.org) whose room invites the bot accepts, "*" for anyone's; others are declined. Who may talk to the agent in a joined room is still the access block's (allow_from, groups)`},
+		Description: `an extra allow: Matrix ids (@alice:example.org) whose room invites the bot joins without asking the host, "*" for anyone's; other invites are decided by the access block (owners, allow_from, pairing, dm_policy). Who may talk to the agent in a joined room is still the access block's (allow_from, groups)`},
 }
 
 // Config is the decoded config {} block.

@@ -64,7 +64,8 @@ cross-signing leave recovery_key empty: on its first start the plugin makes the 
 writes their recovery key to matrix-recovery-key.txt (0600) in its state directory (most
 homeservers want the password for that, also beside an access token). For an account
 that has cross-signing already, give its recovery key (Element: the Security Key).
-Invite the bot to a room or a DM from an account listed in invites_from.`
+Invite the bot to a room or a DM: the access block decides (owners and allow_from
+are joined; a stranger's DM under dm_policy "pairing" is joined and gets a code).`
 
 // Plugin is the matrix plugin as sdk.Serve wants it.
 func Plugin() sdk.Plugin {

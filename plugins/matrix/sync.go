@@ -178,15 +178,19 @@ func (a *Adapter) login(ctx context.Context) (*mautrix.Client, error) {
 	return cli, nil
 }
 
-// batch handles one sync response: invites accepted or declined, then the
-// joined rooms' messages offered to the host. On the first sync of a
+// batch handles one sync response: the invites (see invite) and the
+// joined rooms' messages offered to the host, the sync position stored by
+// the caller only once the host took them all — an invite the host has
+// not answered yet comes again on the next sync. On the first sync of a
 // fresh state (first) the rooms' history — what was written before Run
 // started — is skipped: the bot answers what is written from now on.
 func (a *Adapter) batch(ctx context.Context, cli *mautrix.Client, inbox channel.Inbox, first bool, resp *mautrix.RespSync) error {
-	for room, inv := range resp.Rooms.Invite {
-		a.invite(ctx, cli, room, inv)
-	}
 	var msgs []channel.InboundMessage
+	for room, inv := range resp.Rooms.Invite {
+		if m, ok := a.invite(ctx, cli, room, inv); ok {
+			msgs = append(msgs, m)
+		}
+	}
 	var last map[id.RoomID]id.EventID = map[id.RoomID]id.EventID{}
 	for room, jr := range resp.Rooms.Join {
 		for _, evt := range jr.State.Events {
@@ -236,24 +240,6 @@ func (a *Adapter) batch(ctx context.Context, cli *mautrix.Client, inbox channel.
 		}
 	}
 	return nil
-}
-
-// invite joins a room an allowed user invited the bot to and declines
-// the others' invites.
-func (a *Adapter) invite(ctx context.Context, cli *mautrix.Client, room id.RoomID, inv *mautrix.SyncInvitedRoom) {
-	inviter := ""
-	for _, evt := range inv.State.Events {
-		if evt.Type == event.StateMember && evt.GetStateKey() == cli.UserID.String() {
-			inviter = evt.Sender.String()
-		}
-	}
-	if a.cfg.invitedBy(inviter) {
-		err := a.call(ctx, func(ctx context.Context) error { _, err := cli.JoinRoomByID(ctx, room); return err })
-		a.log.Info("joined a room on an invite", "room", room, "inviter", inviter, "err", err)
-		return
-	}
-	err := a.call(ctx, func(ctx context.Context) error { _, err := cli.LeaveRoom(ctx, room); return err })
-	a.log.Info("declined an invite from someone not in invites_from", "room", room, "inviter", inviter, "err", err)
 }
 
 // undecryptableNotice is what the sender of an encrypted message the

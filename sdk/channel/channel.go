@@ -368,6 +368,9 @@ type InboundMessage struct {
 	// sees; the host uses it on the first turn of the thread's session
 	// only, fenced as context. Nil: none, or the platform cannot say.
 	ThreadContext []ReplyTo
+	// Invite, when set, makes this an invitation of the bot to ChatID by
+	// Sender (see Invite); Text is empty.
+	Invite *Invite
 }
 
 // Forward describes where a forwarded message came from.

@@ -184,6 +184,16 @@ func (p *Plugin) SetCommands(ctx context.Context, cmds []command.Spec) error {
 	return wire.ErrorFromProto(r.GetError())
 }
 
+// AnswerInvite joins (join) or declines the invitation of the bot to
+// chatID (Description.Invites). A business failure is a *channel.Error.
+func (p *Plugin) AnswerInvite(ctx context.Context, chatID string, join bool, reason string) error {
+	r, err := p.ch.AnswerInvite(ctx, &pb.AnswerInviteRequest{ChatId: chatID, Join: join, Reason: reason})
+	if err != nil {
+		return mapErr("answer invite", err)
+	}
+	return wire.ErrorFromProto(r.GetError())
+}
+
 // DownloadMedia copies the bytes of an inbound media item to w and returns
 // their info. maxBytes > 0 bounds the size.
 func (p *Plugin) DownloadMedia(ctx context.Context, ref string, maxBytes int64, w io.Writer) (channel.MediaInfo, error) {

@@ -175,6 +175,9 @@ type Description struct {
 	Capabilities                         channel.Capabilities
 	Typing, Edit, Reactions, CommandMenu bool
 	CommandMenuPerChat                   bool
+	// Invites: the channel sends its invitations to rooms for the host
+	// to answer with AnswerInvite.
+	Invites bool
 }
 
 // Kinds names the kinds the plugin offers, in a fixed order: channel,
@@ -258,6 +261,7 @@ func (p *Plugin) Describe(ctx context.Context) (Description, error) {
 		d.Capabilities = wire.CapabilitiesFromProto(c)
 		d.Typing, d.Edit, d.Reactions, d.CommandMenu = c.GetTyping(), c.GetEdit(), c.GetReactions(), c.GetCommandMenu()
 		d.CommandMenuPerChat = d.CommandMenu && c.GetCommandMenuPerChat()
+		d.Invites = c.GetInvites()
 		p.calls.use(c.GetCallStream())
 	}
 	return d, nil

@@ -246,6 +246,9 @@ func InboundToProto(m channel.InboundMessage, id uint64) *pb.InboundMessage {
 	if a := m.Action; a != nil {
 		out.Action = &pb.Action{ButtonId: a.ButtonID, MessageId: a.MessageID}
 	}
+	if iv := m.Invite; iv != nil {
+		out.Invite = &pb.Invite{IsDirect: iv.IsDirect}
+	}
 	if f := m.Forward; f != nil {
 		out.Forward = &pb.Forward{From: f.From}
 		if !f.Date.IsZero() {
@@ -284,6 +287,9 @@ func InboundFromProto(m *pb.InboundMessage) channel.InboundMessage {
 	}
 	if a := m.GetAction(); a != nil {
 		out.Action = &channel.Action{ButtonID: a.GetButtonId(), MessageID: a.GetMessageId()}
+	}
+	if iv := m.GetInvite(); iv != nil {
+		out.Invite = &channel.Invite{IsDirect: iv.GetIsDirect()}
 	}
 	if f := m.GetForward(); f != nil {
 		out.Forward = &channel.Forward{From: f.GetFrom()}

@@ -165,6 +165,7 @@ func (srv *Server) Describe(ctx context.Context, _ *pb.DescribeRequest) (*pb.Des
 		_, caps.Reactions = ch.(channel.Reactor)
 		_, caps.CommandMenu = ch.(channel.CommandMenu)
 		_, caps.CommandMenuPerChat = ch.(channel.ChatCommandMenu)
+		_, caps.Invites = ch.(channel.InviteAnswerer)
 		caps.CallStream = !srv.NoCallStream
 		if o, ok := ch.(channel.Offerer); ok {
 			off := o.Offered()
@@ -432,6 +433,15 @@ func (srv *Server) SetCommands(ctx context.Context, req *pb.SetCommandsRequest) 
 		return &pb.SetCommandsResponse{Error: ErrorToProto(errUnsupported)}, nil
 	}
 	return &pb.SetCommandsResponse{Error: ErrorToProto(cm.SetChatCommands(ctx, menu))}, nil
+}
+
+// AnswerInvite implements ChannelService.
+func (srv *Server) AnswerInvite(ctx context.Context, req *pb.AnswerInviteRequest) (*pb.AnswerInviteResponse, error) {
+	a, ok := srv.Impl.Channel.(channel.InviteAnswerer)
+	if !ok {
+		return &pb.AnswerInviteResponse{Error: ErrorToProto(errUnsupported)}, nil
+	}
+	return &pb.AnswerInviteResponse{Error: ErrorToProto(a.AnswerInvite(ctx, req.GetChatId(), req.GetJoin(), req.GetReason()))}, nil
 }
 
 // mediaChunkSize is the size of one DownloadMedia stream message.

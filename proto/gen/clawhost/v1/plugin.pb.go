@@ -378,8 +378,13 @@ type ChannelCapabilities struct {
 	// BotCommandScopeChat). False, and in plugins that predate it: the host
 	// sends only the default menu, and every chat shows it.
 	CommandMenuPerChat bool `protobuf:"varint,22,opt,name=command_menu_per_chat,json=commandMenuPerChat,proto3" json:"command_menu_per_chat,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// invites: the plugin sends the bot's invitations to rooms as
+	// InboundMessages with invite set and joins or declines on the host's
+	// AnswerInvite. False, and in plugins that predate it: the plugin
+	// decides invites itself.
+	Invites       bool `protobuf:"varint,23,opt,name=invites,proto3" json:"invites,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ChannelCapabilities) Reset() {
@@ -562,6 +567,13 @@ func (x *ChannelCapabilities) GetVoiceNoteFormat() string {
 func (x *ChannelCapabilities) GetCommandMenuPerChat() bool {
 	if x != nil {
 		return x.CommandMenuPerChat
+	}
+	return false
+}
+
+func (x *ChannelCapabilities) GetInvites() bool {
+	if x != nil {
+		return x.Invites
 	}
 	return false
 }
@@ -1977,6 +1989,12 @@ type InboundMessage struct {
 	// sees; the host uses it on the first turn of the thread's session
 	// only, fenced as context. Empty: none, or the platform cannot say.
 	ThreadContext []*ReplyTo `protobuf:"bytes,18,rep,name=thread_context,json=threadContext,proto3" json:"thread_context,omitempty"`
+	// invite, when set, says this inbound event is an invitation of the bot
+	// to chat_id by sender (capability "invites"), not a message: the host
+	// judges the inviter with its access rules and answers with
+	// AnswerInvite before the ack. It never reaches the agent nor the
+	// journal.
+	Invite        *Invite `protobuf:"bytes,19,opt,name=invite,proto3" json:"invite,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2137,6 +2155,168 @@ func (x *InboundMessage) GetThreadContext() []*ReplyTo {
 	return nil
 }
 
+func (x *InboundMessage) GetInvite() *Invite {
+	if x != nil {
+		return x.Invite
+	}
+	return nil
+}
+
+// Invite is an invitation of the bot to a room.
+type Invite struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// is_direct: the inviter means the room as a direct chat with the bot
+	// (Matrix's is_direct on the invite).
+	IsDirect      bool `protobuf:"varint,1,opt,name=is_direct,json=isDirect,proto3" json:"is_direct,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Invite) Reset() {
+	*x = Invite{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Invite) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Invite) ProtoMessage() {}
+
+func (x *Invite) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Invite.ProtoReflect.Descriptor instead.
+func (*Invite) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *Invite) GetIsDirect() bool {
+	if x != nil {
+		return x.IsDirect
+	}
+	return false
+}
+
+type AnswerInviteRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// chat_id is the room of the invite (InboundMessage.chat_id).
+	ChatId string `protobuf:"bytes,1,opt,name=chat_id,json=chatId,proto3" json:"chat_id,omitempty"`
+	// join: true joins the room, false declines the invite.
+	Join bool `protobuf:"varint,2,opt,name=join,proto3" json:"join,omitempty"`
+	// reason is why, for the plugin's log and the platform's leave reason;
+	// without secrets.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnswerInviteRequest) Reset() {
+	*x = AnswerInviteRequest{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnswerInviteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnswerInviteRequest) ProtoMessage() {}
+
+func (x *AnswerInviteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnswerInviteRequest.ProtoReflect.Descriptor instead.
+func (*AnswerInviteRequest) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *AnswerInviteRequest) GetChatId() string {
+	if x != nil {
+		return x.ChatId
+	}
+	return ""
+}
+
+func (x *AnswerInviteRequest) GetJoin() bool {
+	if x != nil {
+		return x.Join
+	}
+	return false
+}
+
+func (x *AnswerInviteRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type AnswerInviteResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *PluginError           `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnswerInviteResponse) Reset() {
+	*x = AnswerInviteResponse{}
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnswerInviteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnswerInviteResponse) ProtoMessage() {}
+
+func (x *AnswerInviteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnswerInviteResponse.ProtoReflect.Descriptor instead.
+func (*AnswerInviteResponse) Descriptor() ([]byte, []int) {
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *AnswerInviteResponse) GetError() *PluginError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 // Forward describes where a forwarded message came from.
 type Forward struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2151,7 +2331,7 @@ type Forward struct {
 
 func (x *Forward) Reset() {
 	*x = Forward{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2163,7 +2343,7 @@ func (x *Forward) String() string {
 func (*Forward) ProtoMessage() {}
 
 func (x *Forward) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[27]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2176,7 +2356,7 @@ func (x *Forward) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Forward.ProtoReflect.Descriptor instead.
 func (*Forward) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Forward) GetFrom() string {
@@ -2207,7 +2387,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2219,7 +2399,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[28]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2232,7 +2412,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Action) GetButtonId() string {
@@ -2263,7 +2443,7 @@ type Button struct {
 
 func (x *Button) Reset() {
 	*x = Button{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2275,7 +2455,7 @@ func (x *Button) String() string {
 func (*Button) ProtoMessage() {}
 
 func (x *Button) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[29]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2288,7 +2468,7 @@ func (x *Button) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Button.ProtoReflect.Descriptor instead.
 func (*Button) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Button) GetId() string {
@@ -2315,7 +2495,7 @@ type ButtonRow struct {
 
 func (x *ButtonRow) Reset() {
 	*x = ButtonRow{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2327,7 +2507,7 @@ func (x *ButtonRow) String() string {
 func (*ButtonRow) ProtoMessage() {}
 
 func (x *ButtonRow) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[30]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2340,7 +2520,7 @@ func (x *ButtonRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ButtonRow.ProtoReflect.Descriptor instead.
 func (*ButtonRow) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ButtonRow) GetButtons() []*Button {
@@ -2359,7 +2539,7 @@ type AckRequest struct {
 
 func (x *AckRequest) Reset() {
 	*x = AckRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2371,7 +2551,7 @@ func (x *AckRequest) String() string {
 func (*AckRequest) ProtoMessage() {}
 
 func (x *AckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[31]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2384,7 +2564,7 @@ func (x *AckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckRequest.ProtoReflect.Descriptor instead.
 func (*AckRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *AckRequest) GetDeliveryIds() []uint64 {
@@ -2402,7 +2582,7 @@ type AckResponse struct {
 
 func (x *AckResponse) Reset() {
 	*x = AckResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2414,7 +2594,7 @@ func (x *AckResponse) String() string {
 func (*AckResponse) ProtoMessage() {}
 
 func (x *AckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[32]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2427,7 +2607,7 @@ func (x *AckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckResponse.ProtoReflect.Descriptor instead.
 func (*AckResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 type NackRequest struct {
@@ -2447,7 +2627,7 @@ type NackRequest struct {
 
 func (x *NackRequest) Reset() {
 	*x = NackRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2459,7 +2639,7 @@ func (x *NackRequest) String() string {
 func (*NackRequest) ProtoMessage() {}
 
 func (x *NackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[33]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2472,7 +2652,7 @@ func (x *NackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NackRequest.ProtoReflect.Descriptor instead.
 func (*NackRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *NackRequest) GetDeliveryIds() []uint64 {
@@ -2504,7 +2684,7 @@ type NackResponse struct {
 
 func (x *NackResponse) Reset() {
 	*x = NackResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2516,7 +2696,7 @@ func (x *NackResponse) String() string {
 func (*NackResponse) ProtoMessage() {}
 
 func (x *NackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[34]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2529,7 +2709,7 @@ func (x *NackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NackResponse.ProtoReflect.Descriptor instead.
 func (*NackResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 // OutboundMedia is a file to send.
@@ -2557,7 +2737,7 @@ type OutboundMedia struct {
 
 func (x *OutboundMedia) Reset() {
 	*x = OutboundMedia{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2569,7 +2749,7 @@ func (x *OutboundMedia) String() string {
 func (*OutboundMedia) ProtoMessage() {}
 
 func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[35]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2582,7 +2762,7 @@ func (x *OutboundMedia) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutboundMedia.ProtoReflect.Descriptor instead.
 func (*OutboundMedia) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{35}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *OutboundMedia) GetPath() string {
@@ -2655,7 +2835,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2847,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[36]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2860,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{36}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SendRequest) GetChatId() string {
@@ -2773,7 +2953,7 @@ type RenderedText struct {
 
 func (x *RenderedText) Reset() {
 	*x = RenderedText{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2785,7 +2965,7 @@ func (x *RenderedText) String() string {
 func (*RenderedText) ProtoMessage() {}
 
 func (x *RenderedText) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[37]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2798,7 +2978,7 @@ func (x *RenderedText) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderedText.ProtoReflect.Descriptor instead.
 func (*RenderedText) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{37}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RenderedText) GetMarkup() string {
@@ -2832,7 +3012,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2844,7 +3024,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[38]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2857,7 +3037,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{38}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SendResponse) GetMessageIds() []string {
@@ -2885,7 +3065,7 @@ type SetTypingRequest struct {
 
 func (x *SetTypingRequest) Reset() {
 	*x = SetTypingRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2897,7 +3077,7 @@ func (x *SetTypingRequest) String() string {
 func (*SetTypingRequest) ProtoMessage() {}
 
 func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[39]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2910,7 +3090,7 @@ func (x *SetTypingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingRequest.ProtoReflect.Descriptor instead.
 func (*SetTypingRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{39}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SetTypingRequest) GetChatId() string {
@@ -2943,7 +3123,7 @@ type SetTypingResponse struct {
 
 func (x *SetTypingResponse) Reset() {
 	*x = SetTypingResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2955,7 +3135,7 @@ func (x *SetTypingResponse) String() string {
 func (*SetTypingResponse) ProtoMessage() {}
 
 func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[40]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2968,7 +3148,7 @@ func (x *SetTypingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTypingResponse.ProtoReflect.Descriptor instead.
 func (*SetTypingResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{40}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SetTypingResponse) GetError() *PluginError {
@@ -2999,7 +3179,7 @@ type EditRequest struct {
 
 func (x *EditRequest) Reset() {
 	*x = EditRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3011,7 +3191,7 @@ func (x *EditRequest) String() string {
 func (*EditRequest) ProtoMessage() {}
 
 func (x *EditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[41]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3024,7 +3204,7 @@ func (x *EditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditRequest.ProtoReflect.Descriptor instead.
 func (*EditRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{41}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *EditRequest) GetChatId() string {
@@ -3085,7 +3265,7 @@ type EditResponse struct {
 
 func (x *EditResponse) Reset() {
 	*x = EditResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3097,7 +3277,7 @@ func (x *EditResponse) String() string {
 func (*EditResponse) ProtoMessage() {}
 
 func (x *EditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[42]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3110,7 +3290,7 @@ func (x *EditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditResponse.ProtoReflect.Descriptor instead.
 func (*EditResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{42}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *EditResponse) GetError() *PluginError {
@@ -3135,7 +3315,7 @@ type ReactRequest struct {
 
 func (x *ReactRequest) Reset() {
 	*x = ReactRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3147,7 +3327,7 @@ func (x *ReactRequest) String() string {
 func (*ReactRequest) ProtoMessage() {}
 
 func (x *ReactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[43]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3160,7 +3340,7 @@ func (x *ReactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactRequest.ProtoReflect.Descriptor instead.
 func (*ReactRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{43}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ReactRequest) GetChatId() string {
@@ -3207,7 +3387,7 @@ type ReactResponse struct {
 
 func (x *ReactResponse) Reset() {
 	*x = ReactResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3219,7 +3399,7 @@ func (x *ReactResponse) String() string {
 func (*ReactResponse) ProtoMessage() {}
 
 func (x *ReactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[44]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3232,7 +3412,7 @@ func (x *ReactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReactResponse.ProtoReflect.Descriptor instead.
 func (*ReactResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{44}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ReactResponse) GetError() *PluginError {
@@ -3268,7 +3448,7 @@ type Call struct {
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3280,7 +3460,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[45]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3293,7 +3473,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{45}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Call) GetId() uint64 {
@@ -3439,7 +3619,7 @@ type CallResult struct {
 
 func (x *CallResult) Reset() {
 	*x = CallResult{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3451,7 +3631,7 @@ func (x *CallResult) String() string {
 func (*CallResult) ProtoMessage() {}
 
 func (x *CallResult) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[46]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3464,7 +3644,7 @@ func (x *CallResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallResult.ProtoReflect.Descriptor instead.
 func (*CallResult) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{46}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CallResult) GetId() uint64 {
@@ -3584,7 +3764,7 @@ type DownloadMediaRequest struct {
 
 func (x *DownloadMediaRequest) Reset() {
 	*x = DownloadMediaRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3596,7 +3776,7 @@ func (x *DownloadMediaRequest) String() string {
 func (*DownloadMediaRequest) ProtoMessage() {}
 
 func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[47]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3609,7 +3789,7 @@ func (x *DownloadMediaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownloadMediaRequest.ProtoReflect.Descriptor instead.
 func (*DownloadMediaRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{47}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DownloadMediaRequest) GetRef() string {
@@ -3640,7 +3820,7 @@ type MediaChunk struct {
 
 func (x *MediaChunk) Reset() {
 	*x = MediaChunk{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3652,7 +3832,7 @@ func (x *MediaChunk) String() string {
 func (*MediaChunk) ProtoMessage() {}
 
 func (x *MediaChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[48]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3665,7 +3845,7 @@ func (x *MediaChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaChunk.ProtoReflect.Descriptor instead.
 func (*MediaChunk) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{48}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *MediaChunk) GetData() []byte {
@@ -3710,7 +3890,7 @@ type CommandSpec struct {
 
 func (x *CommandSpec) Reset() {
 	*x = CommandSpec{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3722,7 +3902,7 @@ func (x *CommandSpec) String() string {
 func (*CommandSpec) ProtoMessage() {}
 
 func (x *CommandSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[49]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3735,7 +3915,7 @@ func (x *CommandSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommandSpec.ProtoReflect.Descriptor instead.
 func (*CommandSpec) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{49}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CommandSpec) GetName() string {
@@ -3787,7 +3967,7 @@ type SetCommandsRequest struct {
 
 func (x *SetCommandsRequest) Reset() {
 	*x = SetCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3799,7 +3979,7 @@ func (x *SetCommandsRequest) String() string {
 func (*SetCommandsRequest) ProtoMessage() {}
 
 func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[50]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3812,7 +3992,7 @@ func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsRequest.ProtoReflect.Descriptor instead.
 func (*SetCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{50}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SetCommandsRequest) GetCommands() []*CommandSpec {
@@ -3838,7 +4018,7 @@ type SetCommandsResponse struct {
 
 func (x *SetCommandsResponse) Reset() {
 	*x = SetCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3850,7 +4030,7 @@ func (x *SetCommandsResponse) String() string {
 func (*SetCommandsResponse) ProtoMessage() {}
 
 func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[51]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3863,7 +4043,7 @@ func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetCommandsResponse.ProtoReflect.Descriptor instead.
 func (*SetCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{51}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SetCommandsResponse) GetError() *PluginError {
@@ -3881,7 +4061,7 @@ type ListCommandsRequest struct {
 
 func (x *ListCommandsRequest) Reset() {
 	*x = ListCommandsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3893,7 +4073,7 @@ func (x *ListCommandsRequest) String() string {
 func (*ListCommandsRequest) ProtoMessage() {}
 
 func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[52]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3906,7 +4086,7 @@ func (x *ListCommandsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsRequest.ProtoReflect.Descriptor instead.
 func (*ListCommandsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{52}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 type ListCommandsResponse struct {
@@ -3918,7 +4098,7 @@ type ListCommandsResponse struct {
 
 func (x *ListCommandsResponse) Reset() {
 	*x = ListCommandsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3930,7 +4110,7 @@ func (x *ListCommandsResponse) String() string {
 func (*ListCommandsResponse) ProtoMessage() {}
 
 func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[53]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3943,7 +4123,7 @@ func (x *ListCommandsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCommandsResponse.ProtoReflect.Descriptor instead.
 func (*ListCommandsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{53}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListCommandsResponse) GetCommands() []*CommandSpec {
@@ -3968,7 +4148,7 @@ type Conversation struct {
 
 func (x *Conversation) Reset() {
 	*x = Conversation{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3980,7 +4160,7 @@ func (x *Conversation) String() string {
 func (*Conversation) ProtoMessage() {}
 
 func (x *Conversation) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[54]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3993,7 +4173,7 @@ func (x *Conversation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Conversation.ProtoReflect.Descriptor instead.
 func (*Conversation) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{54}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *Conversation) GetSessionKey() string {
@@ -4065,7 +4245,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4077,7 +4257,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[55]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4090,7 +4270,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{55}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ExecuteRequest) GetCommand() string {
@@ -4173,7 +4353,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4185,7 +4365,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[56]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4198,7 +4378,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{56}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *Reply) GetText() string {
@@ -4239,7 +4419,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4251,7 +4431,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[57]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4264,7 +4444,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{57}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ExecuteResponse) GetReplies() []*Reply {
@@ -4300,7 +4480,7 @@ type BeforeAgentStartRequest struct {
 
 func (x *BeforeAgentStartRequest) Reset() {
 	*x = BeforeAgentStartRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4312,7 +4492,7 @@ func (x *BeforeAgentStartRequest) String() string {
 func (*BeforeAgentStartRequest) ProtoMessage() {}
 
 func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[58]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4325,7 +4505,7 @@ func (x *BeforeAgentStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartRequest.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{58}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *BeforeAgentStartRequest) GetConversation() *Conversation {
@@ -4393,7 +4573,7 @@ type Attachment struct {
 
 func (x *Attachment) Reset() {
 	*x = Attachment{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4405,7 +4585,7 @@ func (x *Attachment) String() string {
 func (*Attachment) ProtoMessage() {}
 
 func (x *Attachment) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[59]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4418,7 +4598,7 @@ func (x *Attachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
 func (*Attachment) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{59}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *Attachment) GetKind() string {
@@ -4467,7 +4647,7 @@ type BeforeAgentStartResponse struct {
 
 func (x *BeforeAgentStartResponse) Reset() {
 	*x = BeforeAgentStartResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4479,7 +4659,7 @@ func (x *BeforeAgentStartResponse) String() string {
 func (*BeforeAgentStartResponse) ProtoMessage() {}
 
 func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[60]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4492,7 +4672,7 @@ func (x *BeforeAgentStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeforeAgentStartResponse.ProtoReflect.Descriptor instead.
 func (*BeforeAgentStartResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{60}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *BeforeAgentStartResponse) GetPrependContext() string {
@@ -4534,7 +4714,7 @@ type MessageReceivedRequest struct {
 
 func (x *MessageReceivedRequest) Reset() {
 	*x = MessageReceivedRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4546,7 +4726,7 @@ func (x *MessageReceivedRequest) String() string {
 func (*MessageReceivedRequest) ProtoMessage() {}
 
 func (x *MessageReceivedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[61]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4559,7 +4739,7 @@ func (x *MessageReceivedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageReceivedRequest.ProtoReflect.Descriptor instead.
 func (*MessageReceivedRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{61}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *MessageReceivedRequest) GetCallId() string {
@@ -4629,7 +4809,7 @@ type Note struct {
 
 func (x *Note) Reset() {
 	*x = Note{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4641,7 +4821,7 @@ func (x *Note) String() string {
 func (*Note) ProtoMessage() {}
 
 func (x *Note) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[62]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4654,7 +4834,7 @@ func (x *Note) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Note.ProtoReflect.Descriptor instead.
 func (*Note) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{62}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *Note) GetAttachment() string {
@@ -4707,7 +4887,7 @@ type MessageReceivedResponse struct {
 
 func (x *MessageReceivedResponse) Reset() {
 	*x = MessageReceivedResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4719,7 +4899,7 @@ func (x *MessageReceivedResponse) String() string {
 func (*MessageReceivedResponse) ProtoMessage() {}
 
 func (x *MessageReceivedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[63]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4732,7 +4912,7 @@ func (x *MessageReceivedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageReceivedResponse.ProtoReflect.Descriptor instead.
 func (*MessageReceivedResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{63}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *MessageReceivedResponse) GetRewrite() bool {
@@ -4804,7 +4984,7 @@ type MessageSendingRequest struct {
 
 func (x *MessageSendingRequest) Reset() {
 	*x = MessageSendingRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4816,7 +4996,7 @@ func (x *MessageSendingRequest) String() string {
 func (*MessageSendingRequest) ProtoMessage() {}
 
 func (x *MessageSendingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[64]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4829,7 +5009,7 @@ func (x *MessageSendingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageSendingRequest.ProtoReflect.Descriptor instead.
 func (*MessageSendingRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{64}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *MessageSendingRequest) GetCallId() string {
@@ -4889,7 +5069,7 @@ type MediaFile struct {
 
 func (x *MediaFile) Reset() {
 	*x = MediaFile{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4901,7 +5081,7 @@ func (x *MediaFile) String() string {
 func (*MediaFile) ProtoMessage() {}
 
 func (x *MediaFile) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[65]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4914,7 +5094,7 @@ func (x *MediaFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MediaFile.ProtoReflect.Descriptor instead.
 func (*MediaFile) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{65}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *MediaFile) GetFilename() string {
@@ -4964,7 +5144,7 @@ type MessageSendingResponse struct {
 
 func (x *MessageSendingResponse) Reset() {
 	*x = MessageSendingResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4976,7 +5156,7 @@ func (x *MessageSendingResponse) String() string {
 func (*MessageSendingResponse) ProtoMessage() {}
 
 func (x *MessageSendingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[66]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4989,7 +5169,7 @@ func (x *MessageSendingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageSendingResponse.ProtoReflect.Descriptor instead.
 func (*MessageSendingResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{66}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *MessageSendingResponse) GetRewrite() bool {
@@ -5048,7 +5228,7 @@ type ToolStep struct {
 
 func (x *ToolStep) Reset() {
 	*x = ToolStep{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5060,7 +5240,7 @@ func (x *ToolStep) String() string {
 func (*ToolStep) ProtoMessage() {}
 
 func (x *ToolStep) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[67]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5073,7 +5253,7 @@ func (x *ToolStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolStep.ProtoReflect.Descriptor instead.
 func (*ToolStep) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{67}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ToolStep) GetName() string {
@@ -5114,7 +5294,7 @@ type AgentEndRequest struct {
 
 func (x *AgentEndRequest) Reset() {
 	*x = AgentEndRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5126,7 +5306,7 @@ func (x *AgentEndRequest) String() string {
 func (*AgentEndRequest) ProtoMessage() {}
 
 func (x *AgentEndRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[68]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5139,7 +5319,7 @@ func (x *AgentEndRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEndRequest.ProtoReflect.Descriptor instead.
 func (*AgentEndRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{68}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *AgentEndRequest) GetCallId() string {
@@ -5235,7 +5415,7 @@ type AgentEndResponse struct {
 
 func (x *AgentEndResponse) Reset() {
 	*x = AgentEndResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5247,7 +5427,7 @@ func (x *AgentEndResponse) String() string {
 func (*AgentEndResponse) ProtoMessage() {}
 
 func (x *AgentEndResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[69]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5260,7 +5440,7 @@ func (x *AgentEndResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentEndResponse.ProtoReflect.Descriptor instead.
 func (*AgentEndResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{69}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *AgentEndResponse) GetError() *PluginError {
@@ -5278,7 +5458,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5290,7 +5470,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[70]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5303,7 +5483,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{70}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{73}
 }
 
 // ToolSpec is one tool a plugin offers.
@@ -5322,7 +5502,7 @@ type ToolSpec struct {
 
 func (x *ToolSpec) Reset() {
 	*x = ToolSpec{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5334,7 +5514,7 @@ func (x *ToolSpec) String() string {
 func (*ToolSpec) ProtoMessage() {}
 
 func (x *ToolSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[71]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5347,7 +5527,7 @@ func (x *ToolSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolSpec.ProtoReflect.Descriptor instead.
 func (*ToolSpec) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{71}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ToolSpec) GetName() string {
@@ -5380,7 +5560,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5392,7 +5572,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[72]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5405,7 +5585,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{72}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *ListToolsResponse) GetTools() []*ToolSpec {
@@ -5451,7 +5631,7 @@ type CallToolRequest struct {
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[73]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5463,7 +5643,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[73]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5476,7 +5656,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{73}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *CallToolRequest) GetCallId() string {
@@ -5556,7 +5736,7 @@ type ToolFile struct {
 
 func (x *ToolFile) Reset() {
 	*x = ToolFile{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[74]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5568,7 +5748,7 @@ func (x *ToolFile) String() string {
 func (*ToolFile) ProtoMessage() {}
 
 func (x *ToolFile) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[74]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5581,7 +5761,7 @@ func (x *ToolFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolFile.ProtoReflect.Descriptor instead.
 func (*ToolFile) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{74}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ToolFile) GetPath() string {
@@ -5612,7 +5792,7 @@ type CallToolResponse struct {
 
 func (x *CallToolResponse) Reset() {
 	*x = CallToolResponse{}
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[75]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5624,7 +5804,7 @@ func (x *CallToolResponse) String() string {
 func (*CallToolResponse) ProtoMessage() {}
 
 func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_clawhost_v1_plugin_proto_msgTypes[75]
+	mi := &file_clawhost_v1_plugin_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5637,7 +5817,7 @@ func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolResponse.ProtoReflect.Descriptor instead.
 func (*CallToolResponse) Descriptor() ([]byte, []int) {
-	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{75}
+	return file_clawhost_v1_plugin_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *CallToolResponse) GetText() string {
@@ -5686,7 +5866,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\vsdk_version\x18\x05 \x01(\tR\n" +
 	"sdkVersion\x121\n" +
 	"\x14channel_unconfigured\x18\x06 \x01(\bR\x13channelUnconfigured\x12\x14\n" +
-	"\x05setup\x18\a \x01(\tR\x05setup\"\xfe\x05\n" +
+	"\x05setup\x18\a \x01(\tR\x05setup\"\x98\x06\n" +
 	"\x13ChannelCapabilities\x12&\n" +
 	"\x0fmax_text_length\x18\x01 \x01(\x05R\rmaxTextLength\x12\x1f\n" +
 	"\vlength_unit\x18\x02 \x01(\tR\n" +
@@ -5712,7 +5892,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\vcall_stream\x18\x14 \x01(\bR\n" +
 	"callStream\x12*\n" +
 	"\x11voice_note_format\x18\x15 \x01(\tR\x0fvoiceNoteFormat\x121\n" +
-	"\x15command_menu_per_chat\x18\x16 \x01(\bR\x12commandMenuPerChat\"T\n" +
+	"\x15command_menu_per_chat\x18\x16 \x01(\bR\x12commandMenuPerChat\x12\x18\n" +
+	"\ainvites\x18\x17 \x01(\bR\ainvites\"T\n" +
 	"\x06IDForm\x12\x18\n" +
 	"\apattern\x18\x01 \x01(\tR\apattern\x12\x1c\n" +
 	"\tcanonical\x18\x02 \x01(\tR\tcanonical\x12\x12\n" +
@@ -5804,7 +5985,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04mime\x18\x03 \x01(\tR\x04mime\x12\x12\n" +
 	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x1a\n" +
 	"\bfilename\x18\x05 \x01(\tR\bfilename\x12\x18\n" +
-	"\acaption\x18\x06 \x01(\tR\acaption\"\xa2\x05\n" +
+	"\acaption\x18\x06 \x01(\tR\acaption\"\xcf\x05\n" +
 	"\x0eInboundMessage\x12\x1f\n" +
 	"\vdelivery_id\x18\x01 \x01(\x04R\n" +
 	"deliveryId\x12\x1b\n" +
@@ -5827,7 +6008,16 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x0eoversize_bytes\x18\x0f \x01(\x03R\roversizeBytes\x12+\n" +
 	"\x06action\x18\x10 \x01(\v2\x13.clawhost.v1.ActionR\x06action\x12.\n" +
 	"\aforward\x18\x11 \x01(\v2\x14.clawhost.v1.ForwardR\aforward\x12;\n" +
-	"\x0ethread_context\x18\x12 \x03(\v2\x14.clawhost.v1.ReplyToR\rthreadContext\"6\n" +
+	"\x0ethread_context\x18\x12 \x03(\v2\x14.clawhost.v1.ReplyToR\rthreadContext\x12+\n" +
+	"\x06invite\x18\x13 \x01(\v2\x13.clawhost.v1.InviteR\x06invite\"%\n" +
+	"\x06Invite\x12\x1b\n" +
+	"\tis_direct\x18\x01 \x01(\bR\bisDirect\"Z\n" +
+	"\x13AnswerInviteRequest\x12\x17\n" +
+	"\achat_id\x18\x01 \x01(\tR\x06chatId\x12\x12\n" +
+	"\x04join\x18\x02 \x01(\bR\x04join\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"F\n" +
+	"\x14AnswerInviteResponse\x12.\n" +
+	"\x05error\x18\x01 \x01(\v2\x18.clawhost.v1.PluginErrorR\x05error\"6\n" +
 	"\aForward\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x17\n" +
 	"\adate_ms\x18\x02 \x01(\x03R\x06dateMs\"D\n" +
@@ -6105,7 +6295,7 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\tConfigure\x12\x1d.clawhost.v1.ConfigureRequest\x1a\x1e.clawhost.v1.ConfigureResponse\x12K\n" +
 	"\vWatchStatus\x12\x1f.clawhost.v1.WatchStatusRequest\x1a\x19.clawhost.v1.PluginStatus0\x01\x12>\n" +
 	"\x05Retry\x12\x19.clawhost.v1.RetryRequest\x1a\x1a.clawhost.v1.RetryResponse\x12>\n" +
-	"\x05Probe\x12\x19.clawhost.v1.ProbeRequest\x1a\x1a.clawhost.v1.ProbeResponse2\xae\x05\n" +
+	"\x05Probe\x12\x19.clawhost.v1.ProbeRequest\x1a\x1a.clawhost.v1.ProbeResponse2\x83\x06\n" +
 	"\x0eChannelService\x12E\n" +
 	"\aReceive\x12\x1b.clawhost.v1.ReceiveRequest\x1a\x1b.clawhost.v1.InboundMessage0\x01\x128\n" +
 	"\x03Ack\x12\x17.clawhost.v1.AckRequest\x1a\x18.clawhost.v1.AckResponse\x12;\n" +
@@ -6115,7 +6305,8 @@ const file_clawhost_v1_plugin_proto_rawDesc = "" +
 	"\x04Edit\x12\x18.clawhost.v1.EditRequest\x1a\x19.clawhost.v1.EditResponse\x12>\n" +
 	"\x05React\x12\x19.clawhost.v1.ReactRequest\x1a\x1a.clawhost.v1.ReactResponse\x12M\n" +
 	"\rDownloadMedia\x12!.clawhost.v1.DownloadMediaRequest\x1a\x17.clawhost.v1.MediaChunk0\x01\x12P\n" +
-	"\vSetCommands\x12\x1f.clawhost.v1.SetCommandsRequest\x1a .clawhost.v1.SetCommandsResponse\x127\n" +
+	"\vSetCommands\x12\x1f.clawhost.v1.SetCommandsRequest\x1a .clawhost.v1.SetCommandsResponse\x12S\n" +
+	"\fAnswerInvite\x12 .clawhost.v1.AnswerInviteRequest\x1a!.clawhost.v1.AnswerInviteResponse\x127\n" +
 	"\x05Calls\x12\x11.clawhost.v1.Call\x1a\x17.clawhost.v1.CallResult(\x010\x012\xab\x01\n" +
 	"\x0eCommandService\x12S\n" +
 	"\fListCommands\x12 .clawhost.v1.ListCommandsRequest\x1a!.clawhost.v1.ListCommandsResponse\x12D\n" +
@@ -6145,7 +6336,7 @@ func file_clawhost_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_clawhost_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
+var file_clawhost_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
 var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(Kind)(0),                        // 0: clawhost.v1.Kind
 	(*PluginError)(nil),              // 1: clawhost.v1.PluginError
@@ -6175,55 +6366,58 @@ var file_clawhost_v1_plugin_proto_goTypes = []any{
 	(*ReplyTo)(nil),                  // 25: clawhost.v1.ReplyTo
 	(*Media)(nil),                    // 26: clawhost.v1.Media
 	(*InboundMessage)(nil),           // 27: clawhost.v1.InboundMessage
-	(*Forward)(nil),                  // 28: clawhost.v1.Forward
-	(*Action)(nil),                   // 29: clawhost.v1.Action
-	(*Button)(nil),                   // 30: clawhost.v1.Button
-	(*ButtonRow)(nil),                // 31: clawhost.v1.ButtonRow
-	(*AckRequest)(nil),               // 32: clawhost.v1.AckRequest
-	(*AckResponse)(nil),              // 33: clawhost.v1.AckResponse
-	(*NackRequest)(nil),              // 34: clawhost.v1.NackRequest
-	(*NackResponse)(nil),             // 35: clawhost.v1.NackResponse
-	(*OutboundMedia)(nil),            // 36: clawhost.v1.OutboundMedia
-	(*SendRequest)(nil),              // 37: clawhost.v1.SendRequest
-	(*RenderedText)(nil),             // 38: clawhost.v1.RenderedText
-	(*SendResponse)(nil),             // 39: clawhost.v1.SendResponse
-	(*SetTypingRequest)(nil),         // 40: clawhost.v1.SetTypingRequest
-	(*SetTypingResponse)(nil),        // 41: clawhost.v1.SetTypingResponse
-	(*EditRequest)(nil),              // 42: clawhost.v1.EditRequest
-	(*EditResponse)(nil),             // 43: clawhost.v1.EditResponse
-	(*ReactRequest)(nil),             // 44: clawhost.v1.ReactRequest
-	(*ReactResponse)(nil),            // 45: clawhost.v1.ReactResponse
-	(*Call)(nil),                     // 46: clawhost.v1.Call
-	(*CallResult)(nil),               // 47: clawhost.v1.CallResult
-	(*DownloadMediaRequest)(nil),     // 48: clawhost.v1.DownloadMediaRequest
-	(*MediaChunk)(nil),               // 49: clawhost.v1.MediaChunk
-	(*CommandSpec)(nil),              // 50: clawhost.v1.CommandSpec
-	(*SetCommandsRequest)(nil),       // 51: clawhost.v1.SetCommandsRequest
-	(*SetCommandsResponse)(nil),      // 52: clawhost.v1.SetCommandsResponse
-	(*ListCommandsRequest)(nil),      // 53: clawhost.v1.ListCommandsRequest
-	(*ListCommandsResponse)(nil),     // 54: clawhost.v1.ListCommandsResponse
-	(*Conversation)(nil),             // 55: clawhost.v1.Conversation
-	(*ExecuteRequest)(nil),           // 56: clawhost.v1.ExecuteRequest
-	(*Reply)(nil),                    // 57: clawhost.v1.Reply
-	(*ExecuteResponse)(nil),          // 58: clawhost.v1.ExecuteResponse
-	(*BeforeAgentStartRequest)(nil),  // 59: clawhost.v1.BeforeAgentStartRequest
-	(*Attachment)(nil),               // 60: clawhost.v1.Attachment
-	(*BeforeAgentStartResponse)(nil), // 61: clawhost.v1.BeforeAgentStartResponse
-	(*MessageReceivedRequest)(nil),   // 62: clawhost.v1.MessageReceivedRequest
-	(*Note)(nil),                     // 63: clawhost.v1.Note
-	(*MessageReceivedResponse)(nil),  // 64: clawhost.v1.MessageReceivedResponse
-	(*MessageSendingRequest)(nil),    // 65: clawhost.v1.MessageSendingRequest
-	(*MediaFile)(nil),                // 66: clawhost.v1.MediaFile
-	(*MessageSendingResponse)(nil),   // 67: clawhost.v1.MessageSendingResponse
-	(*ToolStep)(nil),                 // 68: clawhost.v1.ToolStep
-	(*AgentEndRequest)(nil),          // 69: clawhost.v1.AgentEndRequest
-	(*AgentEndResponse)(nil),         // 70: clawhost.v1.AgentEndResponse
-	(*ListToolsRequest)(nil),         // 71: clawhost.v1.ListToolsRequest
-	(*ToolSpec)(nil),                 // 72: clawhost.v1.ToolSpec
-	(*ListToolsResponse)(nil),        // 73: clawhost.v1.ListToolsResponse
-	(*CallToolRequest)(nil),          // 74: clawhost.v1.CallToolRequest
-	(*ToolFile)(nil),                 // 75: clawhost.v1.ToolFile
-	(*CallToolResponse)(nil),         // 76: clawhost.v1.CallToolResponse
+	(*Invite)(nil),                   // 28: clawhost.v1.Invite
+	(*AnswerInviteRequest)(nil),      // 29: clawhost.v1.AnswerInviteRequest
+	(*AnswerInviteResponse)(nil),     // 30: clawhost.v1.AnswerInviteResponse
+	(*Forward)(nil),                  // 31: clawhost.v1.Forward
+	(*Action)(nil),                   // 32: clawhost.v1.Action
+	(*Button)(nil),                   // 33: clawhost.v1.Button
+	(*ButtonRow)(nil),                // 34: clawhost.v1.ButtonRow
+	(*AckRequest)(nil),               // 35: clawhost.v1.AckRequest
+	(*AckResponse)(nil),              // 36: clawhost.v1.AckResponse
+	(*NackRequest)(nil),              // 37: clawhost.v1.NackRequest
+	(*NackResponse)(nil),             // 38: clawhost.v1.NackResponse
+	(*OutboundMedia)(nil),            // 39: clawhost.v1.OutboundMedia
+	(*SendRequest)(nil),              // 40: clawhost.v1.SendRequest
+	(*RenderedText)(nil),             // 41: clawhost.v1.RenderedText
+	(*SendResponse)(nil),             // 42: clawhost.v1.SendResponse
+	(*SetTypingRequest)(nil),         // 43: clawhost.v1.SetTypingRequest
+	(*SetTypingResponse)(nil),        // 44: clawhost.v1.SetTypingResponse
+	(*EditRequest)(nil),              // 45: clawhost.v1.EditRequest
+	(*EditResponse)(nil),             // 46: clawhost.v1.EditResponse
+	(*ReactRequest)(nil),             // 47: clawhost.v1.ReactRequest
+	(*ReactResponse)(nil),            // 48: clawhost.v1.ReactResponse
+	(*Call)(nil),                     // 49: clawhost.v1.Call
+	(*CallResult)(nil),               // 50: clawhost.v1.CallResult
+	(*DownloadMediaRequest)(nil),     // 51: clawhost.v1.DownloadMediaRequest
+	(*MediaChunk)(nil),               // 52: clawhost.v1.MediaChunk
+	(*CommandSpec)(nil),              // 53: clawhost.v1.CommandSpec
+	(*SetCommandsRequest)(nil),       // 54: clawhost.v1.SetCommandsRequest
+	(*SetCommandsResponse)(nil),      // 55: clawhost.v1.SetCommandsResponse
+	(*ListCommandsRequest)(nil),      // 56: clawhost.v1.ListCommandsRequest
+	(*ListCommandsResponse)(nil),     // 57: clawhost.v1.ListCommandsResponse
+	(*Conversation)(nil),             // 58: clawhost.v1.Conversation
+	(*ExecuteRequest)(nil),           // 59: clawhost.v1.ExecuteRequest
+	(*Reply)(nil),                    // 60: clawhost.v1.Reply
+	(*ExecuteResponse)(nil),          // 61: clawhost.v1.ExecuteResponse
+	(*BeforeAgentStartRequest)(nil),  // 62: clawhost.v1.BeforeAgentStartRequest
+	(*Attachment)(nil),               // 63: clawhost.v1.Attachment
+	(*BeforeAgentStartResponse)(nil), // 64: clawhost.v1.BeforeAgentStartResponse
+	(*MessageReceivedRequest)(nil),   // 65: clawhost.v1.MessageReceivedRequest
+	(*Note)(nil),                     // 66: clawhost.v1.Note
+	(*MessageReceivedResponse)(nil),  // 67: clawhost.v1.MessageReceivedResponse
+	(*MessageSendingRequest)(nil),    // 68: clawhost.v1.MessageSendingRequest
+	(*MediaFile)(nil),                // 69: clawhost.v1.MediaFile
+	(*MessageSendingResponse)(nil),   // 70: clawhost.v1.MessageSendingResponse
+	(*ToolStep)(nil),                 // 71: clawhost.v1.ToolStep
+	(*AgentEndRequest)(nil),          // 72: clawhost.v1.AgentEndRequest
+	(*AgentEndResponse)(nil),         // 73: clawhost.v1.AgentEndResponse
+	(*ListToolsRequest)(nil),         // 74: clawhost.v1.ListToolsRequest
+	(*ToolSpec)(nil),                 // 75: clawhost.v1.ToolSpec
+	(*ListToolsResponse)(nil),        // 76: clawhost.v1.ListToolsResponse
+	(*CallToolRequest)(nil),          // 77: clawhost.v1.CallToolRequest
+	(*ToolFile)(nil),                 // 78: clawhost.v1.ToolFile
+	(*CallToolResponse)(nil),         // 79: clawhost.v1.CallToolResponse
 }
 var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: clawhost.v1.DescribeResponse.kinds:type_name -> clawhost.v1.Kind
@@ -6240,116 +6434,120 @@ var file_clawhost_v1_plugin_proto_depIdxs = []int32{
 	24, // 11: clawhost.v1.InboundMessage.sender:type_name -> clawhost.v1.Sender
 	25, // 12: clawhost.v1.InboundMessage.reply_to:type_name -> clawhost.v1.ReplyTo
 	26, // 13: clawhost.v1.InboundMessage.media:type_name -> clawhost.v1.Media
-	29, // 14: clawhost.v1.InboundMessage.action:type_name -> clawhost.v1.Action
-	28, // 15: clawhost.v1.InboundMessage.forward:type_name -> clawhost.v1.Forward
+	32, // 14: clawhost.v1.InboundMessage.action:type_name -> clawhost.v1.Action
+	31, // 15: clawhost.v1.InboundMessage.forward:type_name -> clawhost.v1.Forward
 	25, // 16: clawhost.v1.InboundMessage.thread_context:type_name -> clawhost.v1.ReplyTo
-	30, // 17: clawhost.v1.ButtonRow.buttons:type_name -> clawhost.v1.Button
-	38, // 18: clawhost.v1.OutboundMedia.rendered_caption:type_name -> clawhost.v1.RenderedText
-	36, // 19: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
-	31, // 20: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
-	38, // 21: clawhost.v1.SendRequest.rendered:type_name -> clawhost.v1.RenderedText
-	1,  // 22: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 23: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
-	31, // 24: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
-	38, // 25: clawhost.v1.EditRequest.rendered:type_name -> clawhost.v1.RenderedText
-	1,  // 26: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
-	1,  // 27: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
-	37, // 28: clawhost.v1.Call.send:type_name -> clawhost.v1.SendRequest
-	32, // 29: clawhost.v1.Call.ack:type_name -> clawhost.v1.AckRequest
-	40, // 30: clawhost.v1.Call.set_typing:type_name -> clawhost.v1.SetTypingRequest
-	42, // 31: clawhost.v1.Call.edit:type_name -> clawhost.v1.EditRequest
-	44, // 32: clawhost.v1.Call.react:type_name -> clawhost.v1.ReactRequest
-	39, // 33: clawhost.v1.CallResult.send:type_name -> clawhost.v1.SendResponse
-	33, // 34: clawhost.v1.CallResult.ack:type_name -> clawhost.v1.AckResponse
-	41, // 35: clawhost.v1.CallResult.set_typing:type_name -> clawhost.v1.SetTypingResponse
-	43, // 36: clawhost.v1.CallResult.edit:type_name -> clawhost.v1.EditResponse
-	45, // 37: clawhost.v1.CallResult.react:type_name -> clawhost.v1.ReactResponse
-	1,  // 38: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
-	50, // 39: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
-	1,  // 40: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
-	50, // 41: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
-	55, // 42: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 43: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
-	36, // 44: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
-	31, // 45: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
-	57, // 46: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
-	1,  // 47: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
-	55, // 48: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 49: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
-	60, // 50: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
-	1,  // 51: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
-	55, // 52: clawhost.v1.MessageReceivedRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 53: clawhost.v1.MessageReceivedRequest.sender:type_name -> clawhost.v1.Sender
-	60, // 54: clawhost.v1.MessageReceivedRequest.attachments:type_name -> clawhost.v1.Attachment
-	63, // 55: clawhost.v1.MessageReceivedResponse.notes:type_name -> clawhost.v1.Note
-	1,  // 56: clawhost.v1.MessageReceivedResponse.error:type_name -> clawhost.v1.PluginError
-	55, // 57: clawhost.v1.MessageSendingRequest.conversation:type_name -> clawhost.v1.Conversation
-	66, // 58: clawhost.v1.MessageSendingResponse.media:type_name -> clawhost.v1.MediaFile
-	1,  // 59: clawhost.v1.MessageSendingResponse.error:type_name -> clawhost.v1.PluginError
-	55, // 60: clawhost.v1.AgentEndRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 61: clawhost.v1.AgentEndRequest.sender:type_name -> clawhost.v1.Sender
-	68, // 62: clawhost.v1.AgentEndRequest.tool_steps:type_name -> clawhost.v1.ToolStep
-	1,  // 63: clawhost.v1.AgentEndResponse.error:type_name -> clawhost.v1.PluginError
-	72, // 64: clawhost.v1.ListToolsResponse.tools:type_name -> clawhost.v1.ToolSpec
-	55, // 65: clawhost.v1.CallToolRequest.conversation:type_name -> clawhost.v1.Conversation
-	24, // 66: clawhost.v1.CallToolRequest.sender:type_name -> clawhost.v1.Sender
-	75, // 67: clawhost.v1.CallToolResponse.files:type_name -> clawhost.v1.ToolFile
-	1,  // 68: clawhost.v1.CallToolResponse.error:type_name -> clawhost.v1.PluginError
-	2,  // 69: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
-	7,  // 70: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
-	9,  // 71: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
-	11, // 72: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
-	14, // 73: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
-	21, // 74: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
-	17, // 75: clawhost.v1.PluginService.Probe:input_type -> clawhost.v1.ProbeRequest
-	23, // 76: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
-	32, // 77: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
-	34, // 78: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
-	37, // 79: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
-	40, // 80: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
-	42, // 81: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
-	44, // 82: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
-	48, // 83: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
-	51, // 84: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
-	46, // 85: clawhost.v1.ChannelService.Calls:input_type -> clawhost.v1.Call
-	53, // 86: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
-	56, // 87: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
-	59, // 88: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
-	62, // 89: clawhost.v1.MessageReceivedService.MessageReceived:input_type -> clawhost.v1.MessageReceivedRequest
-	65, // 90: clawhost.v1.MessageSendingService.MessageSending:input_type -> clawhost.v1.MessageSendingRequest
-	69, // 91: clawhost.v1.AgentEndService.AgentEnd:input_type -> clawhost.v1.AgentEndRequest
-	71, // 92: clawhost.v1.ToolService.ListTools:input_type -> clawhost.v1.ListToolsRequest
-	74, // 93: clawhost.v1.ToolService.CallTool:input_type -> clawhost.v1.CallToolRequest
-	3,  // 94: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
-	8,  // 95: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
-	10, // 96: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
-	13, // 97: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
-	15, // 98: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
-	22, // 99: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
-	18, // 100: clawhost.v1.PluginService.Probe:output_type -> clawhost.v1.ProbeResponse
-	27, // 101: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
-	33, // 102: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
-	35, // 103: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
-	39, // 104: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
-	41, // 105: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
-	43, // 106: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
-	45, // 107: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
-	49, // 108: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
-	52, // 109: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
-	47, // 110: clawhost.v1.ChannelService.Calls:output_type -> clawhost.v1.CallResult
-	54, // 111: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
-	58, // 112: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
-	61, // 113: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
-	64, // 114: clawhost.v1.MessageReceivedService.MessageReceived:output_type -> clawhost.v1.MessageReceivedResponse
-	67, // 115: clawhost.v1.MessageSendingService.MessageSending:output_type -> clawhost.v1.MessageSendingResponse
-	70, // 116: clawhost.v1.AgentEndService.AgentEnd:output_type -> clawhost.v1.AgentEndResponse
-	73, // 117: clawhost.v1.ToolService.ListTools:output_type -> clawhost.v1.ListToolsResponse
-	76, // 118: clawhost.v1.ToolService.CallTool:output_type -> clawhost.v1.CallToolResponse
-	94, // [94:119] is the sub-list for method output_type
-	69, // [69:94] is the sub-list for method input_type
-	69, // [69:69] is the sub-list for extension type_name
-	69, // [69:69] is the sub-list for extension extendee
-	0,  // [0:69] is the sub-list for field type_name
+	28, // 17: clawhost.v1.InboundMessage.invite:type_name -> clawhost.v1.Invite
+	1,  // 18: clawhost.v1.AnswerInviteResponse.error:type_name -> clawhost.v1.PluginError
+	33, // 19: clawhost.v1.ButtonRow.buttons:type_name -> clawhost.v1.Button
+	41, // 20: clawhost.v1.OutboundMedia.rendered_caption:type_name -> clawhost.v1.RenderedText
+	39, // 21: clawhost.v1.SendRequest.media:type_name -> clawhost.v1.OutboundMedia
+	34, // 22: clawhost.v1.SendRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	41, // 23: clawhost.v1.SendRequest.rendered:type_name -> clawhost.v1.RenderedText
+	1,  // 24: clawhost.v1.SendResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 25: clawhost.v1.SetTypingResponse.error:type_name -> clawhost.v1.PluginError
+	34, // 26: clawhost.v1.EditRequest.buttons:type_name -> clawhost.v1.ButtonRow
+	41, // 27: clawhost.v1.EditRequest.rendered:type_name -> clawhost.v1.RenderedText
+	1,  // 28: clawhost.v1.EditResponse.error:type_name -> clawhost.v1.PluginError
+	1,  // 29: clawhost.v1.ReactResponse.error:type_name -> clawhost.v1.PluginError
+	40, // 30: clawhost.v1.Call.send:type_name -> clawhost.v1.SendRequest
+	35, // 31: clawhost.v1.Call.ack:type_name -> clawhost.v1.AckRequest
+	43, // 32: clawhost.v1.Call.set_typing:type_name -> clawhost.v1.SetTypingRequest
+	45, // 33: clawhost.v1.Call.edit:type_name -> clawhost.v1.EditRequest
+	47, // 34: clawhost.v1.Call.react:type_name -> clawhost.v1.ReactRequest
+	42, // 35: clawhost.v1.CallResult.send:type_name -> clawhost.v1.SendResponse
+	36, // 36: clawhost.v1.CallResult.ack:type_name -> clawhost.v1.AckResponse
+	44, // 37: clawhost.v1.CallResult.set_typing:type_name -> clawhost.v1.SetTypingResponse
+	46, // 38: clawhost.v1.CallResult.edit:type_name -> clawhost.v1.EditResponse
+	48, // 39: clawhost.v1.CallResult.react:type_name -> clawhost.v1.ReactResponse
+	1,  // 40: clawhost.v1.MediaChunk.error:type_name -> clawhost.v1.PluginError
+	53, // 41: clawhost.v1.SetCommandsRequest.commands:type_name -> clawhost.v1.CommandSpec
+	1,  // 42: clawhost.v1.SetCommandsResponse.error:type_name -> clawhost.v1.PluginError
+	53, // 43: clawhost.v1.ListCommandsResponse.commands:type_name -> clawhost.v1.CommandSpec
+	58, // 44: clawhost.v1.ExecuteRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 45: clawhost.v1.ExecuteRequest.sender:type_name -> clawhost.v1.Sender
+	39, // 46: clawhost.v1.Reply.media:type_name -> clawhost.v1.OutboundMedia
+	34, // 47: clawhost.v1.Reply.buttons:type_name -> clawhost.v1.ButtonRow
+	60, // 48: clawhost.v1.ExecuteResponse.replies:type_name -> clawhost.v1.Reply
+	1,  // 49: clawhost.v1.ExecuteResponse.error:type_name -> clawhost.v1.PluginError
+	58, // 50: clawhost.v1.BeforeAgentStartRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 51: clawhost.v1.BeforeAgentStartRequest.sender:type_name -> clawhost.v1.Sender
+	63, // 52: clawhost.v1.BeforeAgentStartRequest.attachments:type_name -> clawhost.v1.Attachment
+	1,  // 53: clawhost.v1.BeforeAgentStartResponse.error:type_name -> clawhost.v1.PluginError
+	58, // 54: clawhost.v1.MessageReceivedRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 55: clawhost.v1.MessageReceivedRequest.sender:type_name -> clawhost.v1.Sender
+	63, // 56: clawhost.v1.MessageReceivedRequest.attachments:type_name -> clawhost.v1.Attachment
+	66, // 57: clawhost.v1.MessageReceivedResponse.notes:type_name -> clawhost.v1.Note
+	1,  // 58: clawhost.v1.MessageReceivedResponse.error:type_name -> clawhost.v1.PluginError
+	58, // 59: clawhost.v1.MessageSendingRequest.conversation:type_name -> clawhost.v1.Conversation
+	69, // 60: clawhost.v1.MessageSendingResponse.media:type_name -> clawhost.v1.MediaFile
+	1,  // 61: clawhost.v1.MessageSendingResponse.error:type_name -> clawhost.v1.PluginError
+	58, // 62: clawhost.v1.AgentEndRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 63: clawhost.v1.AgentEndRequest.sender:type_name -> clawhost.v1.Sender
+	71, // 64: clawhost.v1.AgentEndRequest.tool_steps:type_name -> clawhost.v1.ToolStep
+	1,  // 65: clawhost.v1.AgentEndResponse.error:type_name -> clawhost.v1.PluginError
+	75, // 66: clawhost.v1.ListToolsResponse.tools:type_name -> clawhost.v1.ToolSpec
+	58, // 67: clawhost.v1.CallToolRequest.conversation:type_name -> clawhost.v1.Conversation
+	24, // 68: clawhost.v1.CallToolRequest.sender:type_name -> clawhost.v1.Sender
+	78, // 69: clawhost.v1.CallToolResponse.files:type_name -> clawhost.v1.ToolFile
+	1,  // 70: clawhost.v1.CallToolResponse.error:type_name -> clawhost.v1.PluginError
+	2,  // 71: clawhost.v1.PluginService.Describe:input_type -> clawhost.v1.DescribeRequest
+	7,  // 72: clawhost.v1.PluginService.ConfigSchema:input_type -> clawhost.v1.ConfigSchemaRequest
+	9,  // 73: clawhost.v1.PluginService.Validate:input_type -> clawhost.v1.ValidateRequest
+	11, // 74: clawhost.v1.PluginService.Configure:input_type -> clawhost.v1.ConfigureRequest
+	14, // 75: clawhost.v1.PluginService.WatchStatus:input_type -> clawhost.v1.WatchStatusRequest
+	21, // 76: clawhost.v1.PluginService.Retry:input_type -> clawhost.v1.RetryRequest
+	17, // 77: clawhost.v1.PluginService.Probe:input_type -> clawhost.v1.ProbeRequest
+	23, // 78: clawhost.v1.ChannelService.Receive:input_type -> clawhost.v1.ReceiveRequest
+	35, // 79: clawhost.v1.ChannelService.Ack:input_type -> clawhost.v1.AckRequest
+	37, // 80: clawhost.v1.ChannelService.Nack:input_type -> clawhost.v1.NackRequest
+	40, // 81: clawhost.v1.ChannelService.Send:input_type -> clawhost.v1.SendRequest
+	43, // 82: clawhost.v1.ChannelService.SetTyping:input_type -> clawhost.v1.SetTypingRequest
+	45, // 83: clawhost.v1.ChannelService.Edit:input_type -> clawhost.v1.EditRequest
+	47, // 84: clawhost.v1.ChannelService.React:input_type -> clawhost.v1.ReactRequest
+	51, // 85: clawhost.v1.ChannelService.DownloadMedia:input_type -> clawhost.v1.DownloadMediaRequest
+	54, // 86: clawhost.v1.ChannelService.SetCommands:input_type -> clawhost.v1.SetCommandsRequest
+	29, // 87: clawhost.v1.ChannelService.AnswerInvite:input_type -> clawhost.v1.AnswerInviteRequest
+	49, // 88: clawhost.v1.ChannelService.Calls:input_type -> clawhost.v1.Call
+	56, // 89: clawhost.v1.CommandService.ListCommands:input_type -> clawhost.v1.ListCommandsRequest
+	59, // 90: clawhost.v1.CommandService.Execute:input_type -> clawhost.v1.ExecuteRequest
+	62, // 91: clawhost.v1.HookService.BeforeAgentStart:input_type -> clawhost.v1.BeforeAgentStartRequest
+	65, // 92: clawhost.v1.MessageReceivedService.MessageReceived:input_type -> clawhost.v1.MessageReceivedRequest
+	68, // 93: clawhost.v1.MessageSendingService.MessageSending:input_type -> clawhost.v1.MessageSendingRequest
+	72, // 94: clawhost.v1.AgentEndService.AgentEnd:input_type -> clawhost.v1.AgentEndRequest
+	74, // 95: clawhost.v1.ToolService.ListTools:input_type -> clawhost.v1.ListToolsRequest
+	77, // 96: clawhost.v1.ToolService.CallTool:input_type -> clawhost.v1.CallToolRequest
+	3,  // 97: clawhost.v1.PluginService.Describe:output_type -> clawhost.v1.DescribeResponse
+	8,  // 98: clawhost.v1.PluginService.ConfigSchema:output_type -> clawhost.v1.ConfigSchemaResponse
+	10, // 99: clawhost.v1.PluginService.Validate:output_type -> clawhost.v1.ValidateResponse
+	13, // 100: clawhost.v1.PluginService.Configure:output_type -> clawhost.v1.ConfigureResponse
+	15, // 101: clawhost.v1.PluginService.WatchStatus:output_type -> clawhost.v1.PluginStatus
+	22, // 102: clawhost.v1.PluginService.Retry:output_type -> clawhost.v1.RetryResponse
+	18, // 103: clawhost.v1.PluginService.Probe:output_type -> clawhost.v1.ProbeResponse
+	27, // 104: clawhost.v1.ChannelService.Receive:output_type -> clawhost.v1.InboundMessage
+	36, // 105: clawhost.v1.ChannelService.Ack:output_type -> clawhost.v1.AckResponse
+	38, // 106: clawhost.v1.ChannelService.Nack:output_type -> clawhost.v1.NackResponse
+	42, // 107: clawhost.v1.ChannelService.Send:output_type -> clawhost.v1.SendResponse
+	44, // 108: clawhost.v1.ChannelService.SetTyping:output_type -> clawhost.v1.SetTypingResponse
+	46, // 109: clawhost.v1.ChannelService.Edit:output_type -> clawhost.v1.EditResponse
+	48, // 110: clawhost.v1.ChannelService.React:output_type -> clawhost.v1.ReactResponse
+	52, // 111: clawhost.v1.ChannelService.DownloadMedia:output_type -> clawhost.v1.MediaChunk
+	55, // 112: clawhost.v1.ChannelService.SetCommands:output_type -> clawhost.v1.SetCommandsResponse
+	30, // 113: clawhost.v1.ChannelService.AnswerInvite:output_type -> clawhost.v1.AnswerInviteResponse
+	50, // 114: clawhost.v1.ChannelService.Calls:output_type -> clawhost.v1.CallResult
+	57, // 115: clawhost.v1.CommandService.ListCommands:output_type -> clawhost.v1.ListCommandsResponse
+	61, // 116: clawhost.v1.CommandService.Execute:output_type -> clawhost.v1.ExecuteResponse
+	64, // 117: clawhost.v1.HookService.BeforeAgentStart:output_type -> clawhost.v1.BeforeAgentStartResponse
+	67, // 118: clawhost.v1.MessageReceivedService.MessageReceived:output_type -> clawhost.v1.MessageReceivedResponse
+	70, // 119: clawhost.v1.MessageSendingService.MessageSending:output_type -> clawhost.v1.MessageSendingResponse
+	73, // 120: clawhost.v1.AgentEndService.AgentEnd:output_type -> clawhost.v1.AgentEndResponse
+	76, // 121: clawhost.v1.ToolService.ListTools:output_type -> clawhost.v1.ListToolsResponse
+	79, // 122: clawhost.v1.ToolService.CallTool:output_type -> clawhost.v1.CallToolResponse
+	97, // [97:123] is the sub-list for method output_type
+	71, // [71:97] is the sub-list for method input_type
+	71, // [71:71] is the sub-list for extension type_name
+	71, // [71:71] is the sub-list for extension extendee
+	0,  // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_clawhost_v1_plugin_proto_init() }
@@ -6357,7 +6555,7 @@ func file_clawhost_v1_plugin_proto_init() {
 	if File_clawhost_v1_plugin_proto != nil {
 		return
 	}
-	file_clawhost_v1_plugin_proto_msgTypes[45].OneofWrappers = []any{
+	file_clawhost_v1_plugin_proto_msgTypes[48].OneofWrappers = []any{
 		(*Call_Send)(nil),
 		(*Call_Ack)(nil),
 		(*Call_SetTyping)(nil),
@@ -6365,7 +6563,7 @@ func file_clawhost_v1_plugin_proto_init() {
 		(*Call_React)(nil),
 		(*Call_Cancel)(nil),
 	}
-	file_clawhost_v1_plugin_proto_msgTypes[46].OneofWrappers = []any{
+	file_clawhost_v1_plugin_proto_msgTypes[49].OneofWrappers = []any{
 		(*CallResult_Send)(nil),
 		(*CallResult_Ack)(nil),
 		(*CallResult_SetTyping)(nil),
@@ -6378,7 +6576,7 @@ func file_clawhost_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_clawhost_v1_plugin_proto_rawDesc), len(file_clawhost_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   76,
+			NumMessages:   79,
 			NumExtensions: 0,
 			NumServices:   8,
 		},

@@ -455,6 +455,7 @@ const (
 	ChannelService_React_FullMethodName         = "/clawhost.v1.ChannelService/React"
 	ChannelService_DownloadMedia_FullMethodName = "/clawhost.v1.ChannelService/DownloadMedia"
 	ChannelService_SetCommands_FullMethodName   = "/clawhost.v1.ChannelService/SetCommands"
+	ChannelService_AnswerInvite_FullMethodName  = "/clawhost.v1.ChannelService/AnswerInvite"
 	ChannelService_Calls_FullMethodName         = "/clawhost.v1.ChannelService/Calls"
 )
 
@@ -498,6 +499,14 @@ type ChannelServiceClient interface {
 	// SetCommands publishes the host's command list as the platform's
 	// command menu (capability "command_menu").
 	SetCommands(ctx context.Context, in *SetCommandsRequest, opts ...grpc.CallOption) (*SetCommandsResponse, error)
+	// AnswerInvite joins or declines a room the bot was invited to
+	// (capability "invites"), on the host's access decision for an
+	// InboundMessage with invite set. The host calls it before it acks
+	// that delivery, so an invite pending when either side dies is
+	// delivered and answered again.
+	//
+	// Added after v1.0; only plugins that declare invites are called.
+	AnswerInvite(ctx context.Context, in *AnswerInviteRequest, opts ...grpc.CallOption) (*AnswerInviteResponse, error)
 	// Calls carries Send, Ack, SetTyping, Edit and React on one long-lived
 	// stream instead of a unary call each (capability "call_stream"): the
 	// host opens it once per connection, writes a Call per call and the
@@ -628,6 +637,16 @@ func (c *channelServiceClient) SetCommands(ctx context.Context, in *SetCommandsR
 	return out, nil
 }
 
+func (c *channelServiceClient) AnswerInvite(ctx context.Context, in *AnswerInviteRequest, opts ...grpc.CallOption) (*AnswerInviteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AnswerInviteResponse)
+	err := c.cc.Invoke(ctx, ChannelService_AnswerInvite_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *channelServiceClient) Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Call, CallResult], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &ChannelService_ServiceDesc.Streams[2], ChannelService_Calls_FullMethodName, cOpts...)
@@ -681,6 +700,14 @@ type ChannelServiceServer interface {
 	// SetCommands publishes the host's command list as the platform's
 	// command menu (capability "command_menu").
 	SetCommands(context.Context, *SetCommandsRequest) (*SetCommandsResponse, error)
+	// AnswerInvite joins or declines a room the bot was invited to
+	// (capability "invites"), on the host's access decision for an
+	// InboundMessage with invite set. The host calls it before it acks
+	// that delivery, so an invite pending when either side dies is
+	// delivered and answered again.
+	//
+	// Added after v1.0; only plugins that declare invites are called.
+	AnswerInvite(context.Context, *AnswerInviteRequest) (*AnswerInviteResponse, error)
 	// Calls carries Send, Ack, SetTyping, Edit and React on one long-lived
 	// stream instead of a unary call each (capability "call_stream"): the
 	// host opens it once per connection, writes a Call per call and the
@@ -729,6 +756,9 @@ func (UnimplementedChannelServiceServer) DownloadMedia(*DownloadMediaRequest, gr
 }
 func (UnimplementedChannelServiceServer) SetCommands(context.Context, *SetCommandsRequest) (*SetCommandsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetCommands not implemented")
+}
+func (UnimplementedChannelServiceServer) AnswerInvite(context.Context, *AnswerInviteRequest) (*AnswerInviteResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AnswerInvite not implemented")
 }
 func (UnimplementedChannelServiceServer) Calls(grpc.BidiStreamingServer[Call, CallResult]) error {
 	return status.Error(codes.Unimplemented, "method Calls not implemented")
@@ -902,6 +932,24 @@ func _ChannelService_SetCommands_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ChannelService_AnswerInvite_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AnswerInviteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ChannelServiceServer).AnswerInvite(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ChannelService_AnswerInvite_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ChannelServiceServer).AnswerInvite(ctx, req.(*AnswerInviteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ChannelService_Calls_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(ChannelServiceServer).Calls(&grpc.GenericServerStream[Call, CallResult]{ServerStream: stream})
 }
@@ -943,6 +991,10 @@ var ChannelService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetCommands",
 			Handler:    _ChannelService_SetCommands_Handler,
+		},
+		{
+			MethodName: "AnswerInvite",
+			Handler:    _ChannelService_AnswerInvite_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,4 +1,9 @@
-package pluginhost
+// Package pluginstderr reads what a plugin process writes to stderr as
+// go-plugin's host does: the levels of its lines (Level), the last lines
+// kept for an error (Log), and the guard that keeps a line go-plugin would
+// misread from reaching it (Guard). The supervisor and `clawhost plugin
+// test` share it, so there is one place that knows a plugin's stderr.
+package pluginstderr
 
 import (
 	"bufio"
@@ -11,13 +16,13 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// StderrLog keeps what a plugin process wrote to stderr, line by line, and
-// reads each line as go-plugin's host does (StderrLevel): the one place that
+// Log keeps what a plugin process wrote to stderr, line by line, and
+// reads each line as go-plugin's host does (Level): the one place that
 // knows a plugin's stderr. The supervisor keeps one per process so that a
 // start-up failure or a crash can say what the plugin itself said (String);
 // `clawhost plugin test` asks which lines the host would log at WARN or ERROR
-// (Since, StderrLevel). Safe for concurrent use; the zero value is ready.
-type StderrLog struct {
+// (Since, Level). Safe for concurrent use; the zero value is ready.
+type Log struct {
 	mu      sync.Mutex
 	lines   []string // the last maxStderrLines lines, oldest first
 	seen    int      // lines seen in all, kept or not
@@ -31,7 +36,7 @@ const (
 )
 
 // Write implements io.Writer.
-func (l *StderrLog) Write(p []byte) (int, error) {
+func (l *Log) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.partial = append(l.partial, p...)
@@ -50,7 +55,7 @@ func (l *StderrLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (l *StderrLog) add(line string) {
+func (l *Log) add(line string) {
 	l.seen++
 	l.lines = append(l.lines, line)
 	if len(l.lines) > maxStderrLines {
@@ -59,14 +64,14 @@ func (l *StderrLog) add(line string) {
 }
 
 // Mark returns the number of whole lines seen so far, for Since.
-func (l *StderrLog) Mark() int {
+func (l *Log) Mark() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.seen
 }
 
 // Since returns the lines seen after mark that are still kept, oldest first.
-func (l *StderrLog) Since(mark int) []string {
+func (l *Log) Since(mark int) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := min(max(l.seen-mark, 0), len(l.lines))
@@ -74,7 +79,7 @@ func (l *StderrLog) Since(mark int) []string {
 }
 
 // Tail returns the last n lines as written, joined by newlines.
-func (l *StderrLog) Tail(n int) string {
+func (l *Log) Tail(n int) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return strings.Join(l.lines[max(0, len(l.lines)-n):], "\n")
@@ -83,7 +88,7 @@ func (l *StderrLog) Tail(n int) string {
 // String returns the last few lines, each reduced to its message (an hclog
 // JSON line) and cut to a readable length, with an unfinished last line,
 // joined with " | ", oldest first: what an error about the process quotes.
-func (l *StderrLog) String() string {
+func (l *Log) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []string
@@ -121,11 +126,11 @@ func stderrMessage(line string) string {
 	return line
 }
 
-// StderrLevel is the level go-plugin's host logs a plugin's stderr line at:
+// Level is the level go-plugin's host logs a plugin's stderr line at:
 // an hclog JSON line's @level (debug when it has none), WARN or ERROR for a
 // plain line that starts with [WARN] or [ERROR], ERROR for a Go panic or
 // fatal error, and debug for every other line.
-func StderrLevel(line string) hclog.Level {
+func Level(line string) hclog.Level {
 	var m map[string]any
 	if json.Unmarshal([]byte(line), &m) == nil {
 		if lv, ok := m["@level"].(string); ok {
@@ -144,7 +149,7 @@ func StderrLevel(line string) hclog.Level {
 	return hclog.Debug
 }
 
-// logGuard sits between a plugin's stderr and go-plugin's log reader.
+// Guard sits between a plugin's stderr and go-plugin's log reader.
 // go-plugin parses every stderr line that is JSON as an hclog entry and
 // type-asserts "@message", "@level" and "@timestamp" to strings without
 // checking: a plugin (in any language, by mistake or on purpose) writing
@@ -157,16 +162,16 @@ func StderrLevel(line string) hclog.Level {
 // float64, which hclog prints as 1e+09 or 5.00000009e+08 (a duration in
 // nanoseconds, a message id). An integer field is handed on as its decimal
 // text instead.
-type logGuard struct {
+type Guard struct {
 	r       *bufio.Reader
 	pending []byte
 	err     error
 }
 
-func newLogGuard(r io.Reader) *logGuard { return &logGuard{r: bufio.NewReader(r)} }
+func NewGuard(r io.Reader) *Guard { return &Guard{r: bufio.NewReader(r)} }
 
 // Read implements io.Reader.
-func (g *logGuard) Read(p []byte) (int, error) {
+func (g *Guard) Read(p []byte) (int, error) {
 	for len(g.pending) == 0 {
 		if g.err != nil {
 			return 0, g.err

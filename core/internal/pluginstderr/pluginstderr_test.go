@@ -1,4 +1,4 @@
-package pluginhost
+package pluginstderr
 
 import (
 	"fmt"
@@ -24,14 +24,14 @@ func TestStderrLevel(t *testing.T) {
 		{"fatal error: all goroutines are asleep", hclog.Error},
 		{"just text", hclog.Debug},
 	} {
-		if got := StderrLevel(c.line); got != c.want {
-			t.Errorf("StderrLevel(%q) = %v, want %v", c.line, got, c.want)
+		if got := Level(c.line); got != c.want {
+			t.Errorf("Level(%q) = %v, want %v", c.line, got, c.want)
 		}
 	}
 }
 
 func TestStderrLogViews(t *testing.T) {
-	var l StderrLog
+	var l Log
 	fmt.Fprint(&l, "one\n{\"@message\":\"two\",\"error\":\"boom\"}\n")
 	mark := l.Mark()
 	fmt.Fprint(&l, "[WARN] three\nfour\nfi")
@@ -56,5 +56,22 @@ func TestStderrLogViews(t *testing.T) {
 	}
 	if got := l.Since(0); len(got) > maxStderrLines {
 		t.Errorf("kept %d lines, bound %d", len(got), maxStderrLines)
+	}
+}
+
+func TestGuardLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"plain text\n", "plain text\n"},
+		{`{"@message":"ok","@level":"info","n":"x"}` + "\n", `{"@message":"ok","@level":"info","n":"x"}` + "\n"},
+		{`{"@message":1,"@level":2,"@timestamp":3}` + "\n", `{"@level":"2","@message":"1"}` + "\n"},
+		{`{"@message":"backing off","retry_after":1000000000,"id":500000009,"ratio":0.5,"n":-3}` + "\n", `{"@message":"backing off","id":"500000009","n":"-3","ratio":0.5,"retry_after":"1000000000"}` + "\n"},
+		{`{"@message":null}` + "\n", `{"@message":"null"}` + "\n"},
+		{`{"@message":"x","@timestamp":false}`, `{"@message":"x"}` + "\n"},
+		{`{"not json` + "\n", `{"not json` + "\n"},
+	} {
+		if got := string(guardLine([]byte(tc.in))); got != tc.want {
+			t.Errorf("guardLine(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
