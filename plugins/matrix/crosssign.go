@@ -160,7 +160,7 @@ func (a *Adapter) makeCrossSigning(ctx context.Context, mach *crypto.OlmMachine,
 	} else {
 		key, err = ssss.NewKey("")
 		if err == nil {
-			err = writeSecret(filepath.Join(dir, RecoveryKeyFile), key.RecoveryKey()+"\n")
+			err = writeDurable(filepath.Join(dir, RecoveryKeyFile), []byte(key.RecoveryKey()+"\n"))
 		}
 	}
 	if err != nil {
@@ -201,15 +201,15 @@ func (a *Adapter) makeCrossSigning(ctx context.Context, mach *crypto.OlmMachine,
 	return key, "", nil
 }
 
-// writeSecret writes s to path (0600) durably: a temporary file, fsynced,
-// renamed over path.
-func writeSecret(path, s string) error {
+// writeDurable writes b to path (0600) durably: a temporary file, fsynced,
+// renamed over path. The state file and the recovery key are written so.
+func writeDurable(path string, b []byte) error {
 	tmp := path + ".tmp"
 	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	if _, err := fh.WriteString(s); err != nil {
+	if _, err := fh.Write(b); err != nil {
 		fh.Close()
 		return err
 	}

@@ -72,23 +72,7 @@ func (s *store) update(f func(*state)) error {
 		if err != nil {
 			return err
 		}
-		tmp := filepath.Join(s.dir, stateFile+".tmp")
-		fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			return err
-		}
-		if _, err := fh.Write(b); err != nil {
-			fh.Close()
-			return err
-		}
-		if err := fh.Sync(); err != nil {
-			fh.Close()
-			return err
-		}
-		if err := fh.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, filepath.Join(s.dir, stateFile)); err != nil {
+		if err := writeDurable(filepath.Join(s.dir, stateFile), b); err != nil {
 			return err
 		}
 	}
