@@ -223,5 +223,9 @@ func (s *Server) Client(a Account) *mautrix.Client {
 		panic(err) // s.URL is well formed
 	}
 	cli.DeviceID = a.DeviceID
+	// A new connection per request: Dendrite may close an idle kept-alive
+	// connection just as the next request goes out on it, and Go does not
+	// retry a PUT (a test's send then fails with EOF).
+	cli.Client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	return cli
 }
