@@ -495,6 +495,13 @@ func (h *Host) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	if err != nil && ctx.Err() != nil && !errors.Is(err, cluster.ErrLeaseLost) {
+		// Stopped while starting (a SIGTERM during the journal's
+		// recovery): what recovery had not reached stays in the journal
+		// for the next start — a clean stop, not a failure.
+		h.log.Info("stopped while starting; the journal keeps what was not recovered", "error", err)
+		err = nil
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	h.Shutdown(sctx)
