@@ -8,6 +8,7 @@ package matrixtest
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -23,6 +24,7 @@ import (
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/id"
 	"maunium.net/go/mautrix/synapseadmin"
+	_ "modernc.org/sqlite" // the databases created in WAL mode
 )
 
 // ServerName is the homeserver's name: user ids are @name:localhost.
@@ -111,6 +113,9 @@ func start(bin, dir string) (*Server, error) {
 		}
 		c = strings.Replace(c, r[0], r[1], 1)
 	}
+	if err := walDatabases(c); err != nil {
+		return nil, err
+	}
 	cfgPath := filepath.Join(dir, "dendrite.yaml")
 	if err := os.WriteFile(cfgPath, []byte(c), 0o600); err != nil {
 		return nil, err
@@ -147,6 +152,33 @@ func start(bin, dir string) (*Server, error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// walDatabases creates each SQLite database the configuration names in
+// WAL mode before Dendrite opens it (the mode stays with the file;
+// Dendrite drops a connection string's query, so it cannot be asked
+// there). In the default rollback-journal mode a sync's read and a write
+// of another of Dendrite's connections took each other's locks under load
+// and waited out the 10 s busy timeout: the sync failed with SQLITE_BUSY
+// and the event it should have carried never reached the plugin (seen as
+// TestConformance's "no inbound message within 20s").
+func walDatabases(cfg string) error {
+	for _, line := range strings.Split(cfg, "\n") {
+		v, ok := strings.CutPrefix(strings.TrimSpace(line), "connection_string: file:")
+		if !ok {
+			continue
+		}
+		db, err := sql.Open("sqlite", "file:"+v)
+		if err != nil {
+			return err
+		}
+		_, err = db.Exec("PRAGMA journal_mode=WAL")
+		db.Close()
+		if err != nil {
+			return fmt.Errorf("%s: journal_mode=WAL: %w", v, err)
+		}
+	}
+	return nil
 }
 
 // freePort is a loopback address nothing listens on.
