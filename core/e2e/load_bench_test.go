@@ -47,6 +47,8 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+	"github.com/clawhost/clawhost/core/internal/procmem"
+	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -112,6 +114,21 @@ var loadWarmAgent = Attrs{"max_warm": 200, "max_concurrent": 64}
 func BenchmarkLoadTelegramWarm(b *testing.B) {
 	benchLoad(b, loadWarmAgent)
 }
+
+// BenchmarkLoadTelegramRealBudget is BenchmarkLoadTelegram with as many
+// warm processes as the default warm_memory keeps of the real CLI on this
+// machine (a quarter of its memory, ≈ 210 MB a claude: 28 on 23 GB), not
+// the fake claude's 4: the throughput a user with the real CLI and the
+// defaults gets when 200 chats write at once (issue 84, goal 5).
+func BenchmarkLoadTelegramRealBudget(b *testing.B) {
+	warm := int(runner.DefaultWarmMemory(procmem.MemTotal()) / realCLIMemory)
+	benchLoad(b, Attrs{"max_warm": warm})
+	b.ReportMetric(float64(warm), "max_warm") // after b.Loop, which drops what came before
+}
+
+// realCLIMemory is what one warm claude of the real CLI 2.1.330 holds
+// (docs/warm-memory.md: 184–210 MB resident).
+const realCLIMemory = 210 << 20
 
 // benchLoad runs loadRounds interleaved rounds of the echo bot and of
 // clawhost (agent: extra settings of its agent block) and reports the
