@@ -119,6 +119,31 @@ type Diagnostic struct {
 // position in the config file.
 type Diagnostics []Diagnostic
 
+// Add appends a problem of the attribute attr (see Diagnostic; "" for the
+// block as a whole): a plugin's check collects every problem at once.
+func (d *Diagnostics) Add(attr, summary, detail string) {
+	*d = append(*d, Diagnostic{Attribute: attr, Summary: summary, Detail: detail})
+}
+
+// DecodeChecked is a plugin's configuration read in one call: it decodes
+// cfg over c (whose fields are the values an absent attribute keeps),
+// passes the result through defaults (nil: none) and returns it with
+// check's problems as the error when there are any (a Diagnostics, each
+// reported at its attribute). Validate and Configure both call it, so a
+// block Validate accepts is the block Configure gets.
+func DecodeChecked[T any](cfg Config, c T, defaults func(T) T, check func(T) Diagnostics) (T, error) {
+	if err := cfg.Decode(&c); err != nil {
+		return c, err
+	}
+	if defaults != nil {
+		c = defaults(c)
+	}
+	if d := check(c); len(d) > 0 {
+		return c, d
+	}
+	return c, nil
+}
+
 // Error implements error.
 func (d Diagnostics) Error() string {
 	parts := make([]string, 0, len(d))
