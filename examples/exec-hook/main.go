@@ -48,15 +48,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/program"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -106,12 +106,9 @@ func parse(cfg schema.Config) (*runner, error) {
 		return nil, diags
 	}
 	r := &runner{received: v.Received, sending: v.Sending, end: v.End, timeout: d, maxMedia: int64(v.MaxMedia),
-		env: []string{"PATH=" + os.Getenv("PATH")}}
+		env: program.Environ(v.Env)}
 	if r.maxMedia <= 0 {
 		r.maxMedia = 50 << 20
-	}
-	for k, val := range v.Env {
-		r.env = append(r.env, k+"="+val)
 	}
 	return r, nil
 }
@@ -125,44 +122,23 @@ func (r *runner) run(ctx context.Context, name string, command []string, in, out
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
-	cmd.Env = append(r.env, "CLAWHOST_HOOK="+name)
-	cmd.Stdin = bytes.NewReader(body)
-	cmd.WaitDelay = time.Second
-	var stdout, stderr limited
-	stdout.max, stderr.max = maxOutput, 2048
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("%s: no answer within %s", name, r.timeout)
-		}
-		why := strings.TrimSpace(stderr.String())
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return fmt.Errorf("%s: exit %d: %s", name, ee.ExitCode(), why)
-		}
+	stdout, err := program.Run(ctx, program.Cmd{Args: command, Env: slices.Concat(r.env, []string{"CLAWHOST_HOOK=" + name}), Stdin: bytes.NewReader(body), MaxOutput: maxOutput})
+	var pe *program.Error
+	switch {
+	case errors.As(err, &pe) && pe.TimedOut:
+		return fmt.Errorf("%s: no answer within %s", name, r.timeout)
+	case errors.As(err, &pe) && pe.ExitCode >= 0:
+		return fmt.Errorf("%s: exit %d: %s", name, pe.ExitCode, pe.Stderr)
+	case err != nil:
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if len(bytes.TrimSpace(stdout.Bytes())) == 0 {
+	if len(bytes.TrimSpace(stdout)) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+	if err := json.Unmarshal(stdout, out); err != nil {
 		return fmt.Errorf("%s: the output is not the JSON answer: %w", name, err)
 	}
 	return nil
-}
-
-// limited keeps the first max bytes written to it.
-type limited struct {
-	bytes.Buffer
-	max int
-}
-
-func (l *limited) Write(p []byte) (int, error) {
-	if room := l.max - l.Len(); room > 0 {
-		l.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }
 
 // The JSON the commands read and write.

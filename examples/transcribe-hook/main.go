@@ -22,12 +22,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -35,6 +33,7 @@ import (
 
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/program"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -89,10 +88,7 @@ func parse(cfg schema.Config) (*transcriber, error) {
 		return nil, diags
 	}
 	t := &transcriber{command: v.Command, timeout: d, kinds: v.Kinds, maxBytes: int64(v.MaxBytes), maxTranscript: int(v.MaxTranscript),
-		env: []string{"PATH=" + os.Getenv("PATH")}}
-	for k, val := range v.Env {
-		t.env = append(t.env, k+"="+val)
-	}
+		env: program.Environ(v.Env)}
 	return t, nil
 }
 
@@ -140,32 +136,23 @@ func (t *transcriber) transcribe(ctx context.Context, path string) (text string,
 	for i, a := range t.command {
 		args[i] = strings.ReplaceAll(a, "{file}", path)
 	}
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Env = t.env
-	cmd.WaitDelay = time.Second
-	ownGroup(cmd)
-	var out, errb limited
-	out.max, errb.max = maxOutput, 4096
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	out, err := program.Run(ctx, program.Cmd{Args: args, Env: t.env, MaxOutput: maxOutput})
+	var pe *program.Error
 	switch {
-	case ctx.Err() != nil:
+	case errors.As(err, &pe) && pe.TimedOut:
 		return fmt.Sprintf("(transcription failed: no result within %s)", t.timeout), false
-	case err != nil:
-		why := strings.TrimSpace(errb.String())
-		if why == "" {
-			why = err.Error()
-		}
-		if r := []rune(why); len(r) > 200 {
-			why = string(r[:200]) + "…"
-		}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			why = fmt.Sprintf("exit %d: %s", ee.ExitCode(), why)
+	case errors.As(err, &pe):
+		why := pe.Stderr
+		if pe.ExitCode >= 0 {
+			why = strings.TrimSuffix(fmt.Sprintf("exit %d: %s", pe.ExitCode, why), ": ")
+		} else if why == "" {
+			why = pe.Err.Error()
 		}
 		return "(transcription failed: " + why + ")", false
+	case err != nil:
+		return "(transcription failed: " + err.Error() + ")", false
 	}
-	text = strings.TrimSpace(strings.ToValidUTF8(out.String(), "\uFFFD"))
+	text = strings.TrimSpace(strings.ToValidUTF8(string(out), "\uFFFD"))
 	if text == "" {
 		return "(no speech recognized)", true
 	}
@@ -173,19 +160,6 @@ func (t *transcriber) transcribe(ctx context.Context, path string) (text string,
 		text = string([]rune(text)[:t.maxTranscript]) + "…"
 	}
 	return text, true
-}
-
-// limited keeps the first max bytes written to it and drops the rest.
-type limited struct {
-	bytes.Buffer
-	max int
-}
-
-func (l *limited) Write(p []byte) (int, error) {
-	if room := l.max - l.Len(); room > 0 {
-		l.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }
 
 func plugin() sdk.Plugin {

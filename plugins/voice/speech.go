@@ -12,10 +12,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/clawhost/clawhost/sdk/program"
 )
 
 // maxOutput bounds what is read of an engine's answer: a transcript, or
@@ -62,35 +63,10 @@ func (e *engine) tempDir() (string, error) {
 }
 
 // run runs args with stdin, returning its standard output; the error
-// carries the exit status and the start of its standard error.
+// (a *program.Error) carries the exit status and the start of its
+// standard error.
 func (e *engine) run(ctx context.Context, args []string, stdin io.Reader) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Env = e.env
-	cmd.Stdin = stdin
-	cmd.WaitDelay = time.Second
-	ownGroup(cmd)
-	var out, errb limited
-	out.max, errb.max = maxOutput, 4096
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	switch {
-	case ctx.Err() != nil:
-		return nil, fmt.Errorf("%s: %w", filepath.Base(args[0]), ctx.Err())
-	case err != nil:
-		why := strings.TrimSpace(errb.String())
-		if r := []rune(why); len(r) > 200 {
-			why = string(r[:200]) + "…"
-		}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			err = fmt.Errorf("exit %d", ee.ExitCode())
-		}
-		if why != "" {
-			return nil, fmt.Errorf("%s: %w: %s", filepath.Base(args[0]), err, why)
-		}
-		return nil, fmt.Errorf("%s: %w", filepath.Base(args[0]), err)
-	}
-	return out.Bytes(), nil
+	return program.Run(ctx, program.Cmd{Args: args, Env: e.env, Stdin: stdin, MaxOutput: maxOutput})
 }
 
 // What ffmpeg may read of an audio file: a chat sent it (a voice note) or
@@ -334,17 +310,4 @@ func (e *engine) speakEncoded(ctx context.Context, t *tts, text string, enc enco
 		return nil, fmt.Errorf("encode: %w", err)
 	}
 	return os.ReadFile(encoded)
-}
-
-// limited keeps the first max bytes written to it and drops the rest.
-type limited struct {
-	bytes.Buffer
-	max int
-}
-
-func (l *limited) Write(p []byte) (int, error) {
-	if room := l.max - l.Len(); room > 0 {
-		l.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/hook"
+	"github.com/clawhost/clawhost/sdk/program"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
 
@@ -71,15 +72,12 @@ func parse(cfg schema.Config) (*config, error) {
 		return nil, err
 	}
 	c := &config{showTranscript: v.ShowTranscript == nil || *v.ShowTranscript, maxTranscript: int(v.MaxTranscript), maxSpoken: 1000,
-		ffmpeg: v.FFmpeg, env: []string{"PATH=" + os.Getenv("PATH")}}
+		ffmpeg: v.FFmpeg, env: program.Environ(v.Env)}
 	if v.MaxSpoken != nil {
 		c.maxSpoken = int(*v.MaxSpoken)
 	}
 	if c.ffmpeg == "" {
 		c.ffmpeg = "ffmpeg"
-	}
-	for k, val := range v.Env {
-		c.env = append(c.env, k+"="+val)
 	}
 	var diags schema.Diagnostics
 	duration := func(attr, s, def string) time.Duration {

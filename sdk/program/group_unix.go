@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package program
 
 import (
 	"os/exec"
@@ -8,8 +8,7 @@ import (
 )
 
 // ownGroup runs cmd in a process group of its own and makes its
-// cancellation kill the whole group, so a wrapper script's ffmpeg or
-// whisper does not outlive the timeout.
+// cancellation kill the whole group.
 func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
