@@ -92,15 +92,7 @@ func (c Config) withDefaults() Config {
 
 // decodeConfig decodes and checks a config {} block.
 func decodeConfig(cfg schema.Config) (Config, error) {
-	var c Config
-	if err := cfg.Decode(&c); err != nil {
-		return Config{}, err
-	}
-	c = c.withDefaults()
-	if d := c.validate(); len(d) > 0 {
-		return Config{}, d
-	}
-	return c, nil
+	return schema.DecodeChecked(cfg, Config{}, Config.withDefaults, Config.validate)
 }
 
 // Validate is sdk.Plugin.Validate: it checks a block without touching the
@@ -113,30 +105,27 @@ func Validate(_ context.Context, cfg schema.Config) error {
 // validate reports every problem of c at once, each at its attribute.
 func (c Config) validate() schema.Diagnostics {
 	var d schema.Diagnostics
-	add := func(attr, summary, detail string) {
-		d = append(d, schema.Diagnostic{Attribute: attr, Summary: summary, Detail: detail})
-	}
 	switch {
 	case c.Token == "":
-		add("token", "must not be empty", `set it to env("DISCORD_BOT_TOKEN"); the token is in the Developer Portal under Bot → Reset Token`)
+		d.Add("token", "must not be empty", `set it to env("DISCORD_BOT_TOKEN"); the token is in the Developer Portal under Bot → Reset Token`)
 	case strings.ContainsAny(c.Token, " \t\n/"):
-		add("token", "is not a bot token", "a bot token is three dot-separated parts of letters, digits, - and _")
+		d.Add("token", "is not a bot token", "a bot token is three dot-separated parts of letters, digits, - and _")
 	}
 	if u, err := url.Parse(c.APIEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-		add("api_endpoint", "must be an http or https URL without a query", `e.g. "https://discord.com"`)
+		d.Add("api_endpoint", "must be an http or https URL without a query", `e.g. "https://discord.com"`)
 	}
 	for i, g := range c.Guilds {
 		if !isSnowflake(g) {
-			add(fmt.Sprintf("guilds[%d]", i), "is not a server id", "a server id is a number of 17 to 20 digits (Developer Mode on, right-click the server → Copy Server ID)")
+			d.Add(fmt.Sprintf("guilds[%d]", i), "is not a server id", "a server id is a number of 17 to 20 digits (Developer Mode on, right-click the server → Copy Server ID)")
 		}
 	}
 	switch c.ThreadAutoArchive {
 	case 60, 1440, 4320, 10080:
 	default:
-		add("thread_auto_archive", "must be 60, 1440, 4320 or 10080 minutes", "")
+		d.Add("thread_auto_archive", "must be 60, 1440, 4320 or 10080 minutes", "")
 	}
 	if c.MaxDownloadBytes < 1 || c.MaxDownloadBytes != float64(int64(c.MaxDownloadBytes)) {
-		add("max_download_bytes", "must be a positive whole number", "")
+		d.Add("max_download_bytes", "must be a positive whole number", "")
 	}
 	return d
 }

@@ -73,21 +73,18 @@ func decodeConfig(cfg schema.Config) (Config, error) {
 	c.AccessToken = strings.TrimSpace(c.AccessToken)
 	c.RecoveryKey = strings.TrimSpace(c.RecoveryKey)
 	var d schema.Diagnostics
-	add := func(attr, summary, detail string) {
-		d = append(d, schema.Diagnostic{Attribute: attr, Summary: summary, Detail: detail})
-	}
 	if u, err := url.Parse(c.Homeserver); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		add("homeserver", "must be an http or https URL", `e.g. "https://matrix.example.org"`)
+		d.Add("homeserver", "must be an http or https URL", `e.g. "https://matrix.example.org"`)
 	}
 	if !mxid.MatchString(c.UserID) {
-		add("user_id", "is not a Matrix user id", `a Matrix id is @localpart:server, e.g. "@clawbot:example.org"`)
+		d.Add("user_id", "is not a Matrix user id", `a Matrix id is @localpart:server, e.g. "@clawbot:example.org"`)
 	}
 	if c.AccessToken == "" && c.Password == "" {
-		add("access_token", "access_token or password must be set", `set access_token = env("MATRIX_ACCESS_TOKEN") (Element: Settings → Help & About → Access Token), or password = env("MATRIX_PASSWORD")`)
+		d.Add("access_token", "access_token or password must be set", `set access_token = env("MATRIX_ACCESS_TOKEN") (Element: Settings → Help & About → Access Token), or password = env("MATRIX_PASSWORD")`)
 	}
 	for _, f := range c.InvitesFrom {
 		if f != "*" && !mxid.MatchString(f) {
-			add("invites_from", "has an entry that is not a Matrix user id: "+f, `write ids as @alice:example.org, or "*" for anyone`)
+			d.Add("invites_from", "has an entry that is not a Matrix user id: "+f, `write ids as @alice:example.org, or "*" for anyone`)
 		}
 	}
 	if len(d) > 0 {

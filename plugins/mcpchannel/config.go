@@ -115,55 +115,52 @@ func decodeConfig(cfg schema.Config) (Config, launch, error) {
 	}
 	c = c.withDefaults()
 	var d schema.Diagnostics
-	add := func(attr, summary, detail string) {
-		d = append(d, schema.Diagnostic{Attribute: attr, Summary: summary, Detail: detail})
-	}
 	var l launch
 	switch {
 	case len(c.Command) > 0 && c.PluginPath != "":
-		add("plugin_path", "Both command and plugin_path set", "set one: the server's command line, or the plugin directory whose .mcp.json names it")
+		d.Add("plugin_path", "Both command and plugin_path set", "set one: the server's command line, or the plugin directory whose .mcp.json names it")
 	case len(c.Command) > 0:
 		if strings.TrimSpace(c.Command[0]) == "" {
-			add("command[0]", "Empty program", "the first element is the program to run")
+			d.Add("command[0]", "Empty program", "the first element is the program to run")
 		}
 		l = launch{argv: c.Command, dir: c.Dir}
 		if c.Server != "" {
-			add("server", "server without plugin_path", "server names an entry of plugin_path's .mcp.json")
+			d.Add("server", "server without plugin_path", "server names an entry of plugin_path's .mcp.json")
 		}
 	case c.PluginPath != "":
 		var err error
 		if l, err = readMCPJSON(c.PluginPath, c.Server); err != nil {
-			add("plugin_path", "Unusable plugin_path", err.Error())
+			d.Add("plugin_path", "Unusable plugin_path", err.Error())
 		}
 		if c.Dir != "" {
 			l.dir = c.Dir
 		}
 	default:
-		add("command", "No channel server", `set command (e.g. ["bun", "run", "--cwd", "/path/to/plugin", "start"]) or plugin_path`)
+		d.Add("command", "No channel server", `set command (e.g. ["bun", "run", "--cwd", "/path/to/plugin", "start"]) or plugin_path`)
 	}
 	for k := range c.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			add("env", "Invalid environment variable name", fmt.Sprintf("%q", k))
+			d.Add("env", "Invalid environment variable name", fmt.Sprintf("%q", k))
 		}
 	}
 	if c.TextLimit < 1 || c.TextLimit != float64(int(c.TextLimit)) {
-		add("text_limit", "Invalid text_limit", "it must be a whole number of at least 1")
+		d.Add("text_limit", "Invalid text_limit", "it must be a whole number of at least 1")
 	}
 	switch channel.Markup(c.Markup) {
 	case channel.MarkupNone, channel.MarkupMarkdown:
 	default:
-		add("markup", "Invalid markup", `it must be "none" or "markdown"`)
+		d.Add("markup", "Invalid markup", `it must be "none" or "markdown"`)
 	}
 	switch c.ChatType {
 	case chatTypeAuto, chatTypeDirect, chatTypeGroup:
 	default:
-		add("chat_type", "Invalid chat_type", `it must be "auto", "direct" or "group"`)
+		d.Add("chat_type", "Invalid chat_type", `it must be "auto", "direct" or "group"`)
 	}
 	if c.StartTimeout <= 0 {
-		add("start_timeout", "Invalid start_timeout", "it must be positive")
+		d.Add("start_timeout", "Invalid start_timeout", "it must be positive")
 	}
 	if c.MaxDownloadBytes < 1 {
-		add("max_download_bytes", "Invalid max_download_bytes", "it must be positive")
+		d.Add("max_download_bytes", "Invalid max_download_bytes", "it must be positive")
 	}
 	if len(d) > 0 {
 		return c, l, d

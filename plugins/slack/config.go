@@ -103,15 +103,7 @@ func (c Config) withDefaults() Config {
 
 // decodeConfig decodes and checks a config {} block.
 func decodeConfig(cfg schema.Config) (Config, error) {
-	var c Config
-	if err := cfg.Decode(&c); err != nil {
-		return Config{}, err
-	}
-	c = c.withDefaults()
-	if d := c.validate(); len(d) > 0 {
-		return Config{}, d
-	}
-	return c, nil
+	return schema.DecodeChecked(cfg, Config{}, Config.withDefaults, Config.validate)
 }
 
 // Validate is sdk.Plugin.Validate: it checks a block without touching the
@@ -126,38 +118,35 @@ var slashName = regexp.MustCompile(`^/[a-z0-9_-]{1,31}$`)
 // validate reports every problem of c at once, each at its attribute.
 func (c Config) validate() schema.Diagnostics {
 	var d schema.Diagnostics
-	add := func(attr, summary, detail string) {
-		d = append(d, schema.Diagnostic{Attribute: attr, Summary: summary, Detail: detail})
-	}
 	switch {
 	case c.BotToken == "":
-		add("bot_token", "must not be empty", `set it to env("SLACK_BOT_TOKEN"); the bot token (xoxb-…) is on the app's OAuth & Permissions page after installing it to the workspace`)
+		d.Add("bot_token", "must not be empty", `set it to env("SLACK_BOT_TOKEN"); the bot token (xoxb-…) is on the app's OAuth & Permissions page after installing it to the workspace`)
 	case !strings.HasPrefix(c.BotToken, "xoxb-"):
-		add("bot_token", "is not a bot token", "a bot token starts with xoxb- (an xapp- token goes in app_token, a user token xoxp- is not used)")
+		d.Add("bot_token", "is not a bot token", "a bot token starts with xoxb- (an xapp- token goes in app_token, a user token xoxp- is not used)")
 	}
 	switch c.Mode {
 	case ModeSocket:
 		switch {
 		case c.AppToken == "":
-			add("app_token", "is required in socket mode", `set it to env("SLACK_APP_TOKEN"): Basic Information → App-Level Tokens → Generate, with the scope connections:write; or set mode = "events"`)
+			d.Add("app_token", "is required in socket mode", `set it to env("SLACK_APP_TOKEN"): Basic Information → App-Level Tokens → Generate, with the scope connections:write; or set mode = "events"`)
 		case !strings.HasPrefix(c.AppToken, "xapp-"):
-			add("app_token", "is not an app-level token", "an app-level token starts with xapp-")
+			d.Add("app_token", "is not an app-level token", "an app-level token starts with xapp-")
 		}
 	case ModeEvents:
 		if c.SigningSecret == "" {
-			add("signing_secret", "is required in events mode", `set it to env("SLACK_SIGNING_SECRET"): Basic Information → App Credentials → Signing Secret`)
+			d.Add("signing_secret", "is required in events mode", `set it to env("SLACK_SIGNING_SECRET"): Basic Information → App Credentials → Signing Secret`)
 		}
 	default:
-		add("mode", `must be "socket" or "events"`, "")
+		d.Add("mode", `must be "socket" or "events"`, "")
 	}
 	if u, err := url.Parse(c.APIEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-		add("api_endpoint", "must be an http or https URL without a query", `e.g. "https://slack.com"`)
+		d.Add("api_endpoint", "must be an http or https URL without a query", `e.g. "https://slack.com"`)
 	}
 	if s := *c.SlashCommand; s != "" && !slashName.MatchString(s) {
-		add("slash_command", "is not a slash command", `a slash command is / and up to 31 lower-case letters, digits, - or _, e.g. "/claw"`)
+		d.Add("slash_command", "is not a slash command", `a slash command is / and up to 31 lower-case letters, digits, - or _, e.g. "/claw"`)
 	}
 	if c.MaxDownloadBytes < 1 || c.MaxDownloadBytes != float64(int64(c.MaxDownloadBytes)) {
-		add("max_download_bytes", "must be a positive whole number", "")
+		d.Add("max_download_bytes", "must be a positive whole number", "")
 	}
 	return d
 }

@@ -108,71 +108,60 @@ func Validate(_ context.Context, cfg schema.Config) error {
 // decodeConfig decodes a config block, fills defaults and checks it.
 func decodeConfig(cfg schema.Config) (Config, error) {
 	// Absent (or null) attributes keep their defaults.
-	c := Config{PollTimeout: DefaultPollTimeout}
-	if err := cfg.Decode(&c); err != nil {
-		return c, err
-	}
-	c = c.withDefaults()
-	if d := c.validate(); len(d) > 0 {
-		return c, d
-	}
-	return c, nil
+	return schema.DecodeChecked(cfg, Config{PollTimeout: DefaultPollTimeout}, Config.withDefaults, Config.validate)
 }
 
 // validate reports every problem of c at once. Summaries read on their
 // own (the host prints `<summary> in plugin "tg"` above the value).
 func (c Config) validate() schema.Diagnostics {
 	var d schema.Diagnostics
-	add := func(attr, summary, detail string) {
-		d = append(d, schema.Diagnostic{Attribute: attr, Summary: summary, Detail: detail})
-	}
 	if strings.TrimSpace(c.Token) == "" {
-		add("token", "Empty bot token", `set it to env("TELEGRAM_BOT_TOKEN") with the token @BotFather gave you`)
+		d.Add("token", "Empty bot token", `set it to env("TELEGRAM_BOT_TOKEN") with the token @BotFather gave you`)
 	} else if !tokenShape(c.Token) {
-		add("token", "Malformed bot token", "a bot token is the bot's numeric id, a colon and a secret of letters, digits, _ and - (123456789:AAH…), as @BotFather gives it; this value does not have that shape")
+		d.Add("token", "Malformed bot token", "a bot token is the bot's numeric id, a colon and a secret of letters, digits, _ and - (123456789:AAH…), as @BotFather gives it; this value does not have that shape")
 	}
 	checkFormat := func(attr, v string) {
 		if strings.Count(v, "%s") != 2 || strings.Count(v, "%") != 2 {
-			add(attr, "Invalid "+attr, "it must contain exactly two %s: the token, then the method or file path")
+			d.Add(attr, "Invalid "+attr, "it must contain exactly two %s: the token, then the method or file path")
 			return
 		}
 		u, err := url.Parse(strings.ReplaceAll(v, "%s", "x"))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add(attr, "Invalid "+attr, "it must be an http or https URL")
+			d.Add(attr, "Invalid "+attr, "it must be an http or https URL")
 		}
 	}
 	checkFormat("api_endpoint", c.APIEndpoint)
 	if c.FileEndpoint == "" {
-		add("file_endpoint", "Missing file_endpoint", `it cannot be derived from api_endpoint (no "/bot%s/%s" in it); set it, e.g. "https://host/file/bot%s/%s"`)
+		d.Add("file_endpoint", "Missing file_endpoint", `it cannot be derived from api_endpoint (no "/bot%s/%s" in it); set it, e.g. "https://host/file/bot%s/%s"`)
 	} else {
 		checkFormat("file_endpoint", c.FileEndpoint)
 	}
 	if c.PollTimeout < 0 || c.PollTimeout > 50 {
-		add("poll_timeout", "Invalid poll_timeout", "it must be between 0 and 50 seconds")
+		d.Add("poll_timeout", "Invalid poll_timeout", "it must be between 0 and 50 seconds")
 	}
 	if c.TextLimit < 1 || c.TextLimit > MaxTextLength || c.TextLimit != float64(int(c.TextLimit)) {
-		add("text_limit", "Invalid text_limit", fmt.Sprintf("it must be a whole number between 1 and %d", MaxTextLength))
+		d.Add("text_limit", "Invalid text_limit", fmt.Sprintf("it must be a whole number between 1 and %d", MaxTextLength))
 	}
 	if c.MaxDownloadBytes < 1 {
-		add("max_download_bytes", "Invalid max_download_bytes", "it must be positive")
+		d.Add("max_download_bytes", "Invalid max_download_bytes", "it must be positive")
 	}
 	if c.WebhookListen != "" {
 		if _, _, err := net.SplitHostPort(c.WebhookListen); err != nil {
-			add("webhook_listen", "Invalid webhook_listen", "it must be host:port: "+err.Error())
+			d.Add("webhook_listen", "Invalid webhook_listen", "it must be host:port: "+err.Error())
 		}
 		switch {
 		case !validSecret(c.WebhookSecret):
-			add("webhook_secret", "Missing or invalid webhook_secret", fmt.Sprintf("webhook mode needs a secret of %d-256 characters of A-Z a-z 0-9 _ -", MinWebhookSecret))
+			d.Add("webhook_secret", "Missing or invalid webhook_secret", fmt.Sprintf("webhook mode needs a secret of %d-256 characters of A-Z a-z 0-9 _ -", MinWebhookSecret))
 		case len(c.WebhookSecret) < MinWebhookSecret:
-			add("webhook_secret", "webhook_secret too short", fmt.Sprintf("it has %d characters; use at least %d (e.g. the output of `openssl rand -hex 16`), or anyone who finds webhook_url can guess it", len(c.WebhookSecret), MinWebhookSecret))
+			d.Add("webhook_secret", "webhook_secret too short", fmt.Sprintf("it has %d characters; use at least %d (e.g. the output of `openssl rand -hex 16`), or anyone who finds webhook_url can guess it", len(c.WebhookSecret), MinWebhookSecret))
 		}
 		if c.WebhookURL != "" {
 			if u, err := url.Parse(c.WebhookURL); err != nil || u.Scheme != "https" || u.Host == "" {
-				add("webhook_url", "Invalid webhook_url", "Telegram posts updates only to an https URL")
+				d.Add("webhook_url", "Invalid webhook_url", "Telegram posts updates only to an https URL")
 			}
 		}
 	} else if c.WebhookURL != "" || c.WebhookSecret != "" {
-		add("webhook_listen", "Missing webhook_listen", "webhook_url and webhook_secret need webhook_listen, the address the plugin receives updates on")
+		d.Add("webhook_listen", "Missing webhook_listen", "webhook_url and webhook_secret need webhook_listen, the address the plugin receives updates on")
 	}
 	return d
 }

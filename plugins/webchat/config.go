@@ -111,15 +111,7 @@ func Validate(_ context.Context, cfg schema.Config) error {
 
 // decodeConfig decodes a config block, fills defaults and checks it.
 func decodeConfig(cfg schema.Config) (Config, error) {
-	var c Config
-	if err := cfg.Decode(&c); err != nil {
-		return c, err
-	}
-	c = c.withDefaults()
-	if diags := c.validate(); len(diags) > 0 {
-		return c, diags
-	}
-	return c, nil
+	return schema.DecodeChecked(cfg, Config{}, Config.withDefaults, Config.validate)
 }
 
 // validate checks c and returns every problem at once.

@@ -116,9 +116,6 @@ func Validate(_ context.Context, cfg schema.Config) error {
 
 func (c Config) check() (settings, schema.Diagnostics) {
 	var d schema.Diagnostics
-	add := func(attr, summary, detail string) {
-		d = append(d, schema.Diagnostic{Attribute: attr, Summary: summary, Detail: detail})
-	}
 	s := settings{
 		selfChat: c.SelfChat, onlySelfChat: c.OnlySelfChat,
 		pacingMin: DefaultPacingMin, pacingMax: DefaultPacingMax,
@@ -129,12 +126,12 @@ func (c Config) check() (settings, schema.Diagnostics) {
 	if p := strings.TrimSpace(c.PairPhone); p != "" {
 		digits, ok := phoneDigits(p)
 		if !ok {
-			add("pair_phone", "is not a phone number in international form", `write it with the country code and a leading "+", e.g. "+15551234567"`)
+			d.Add("pair_phone", "is not a phone number in international form", `write it with the country code and a leading "+", e.g. "+15551234567"`)
 		}
 		s.pairPhone = digits
 	}
 	if c.OnlySelfChat && !c.SelfChat {
-		add("only_self_chat", "needs self_chat = true", "only_self_chat limits self-chat mode to the self chat; without self_chat nothing would be delivered")
+		d.Add("only_self_chat", "needs self_chat = true", "only_self_chat limits self-chat mode to the self chat; without self_chat nothing would be delivered")
 	}
 
 	keys := make([]string, 0, len(c.Pacing))
@@ -147,10 +144,10 @@ func (c Config) check() (settings, schema.Diagnostics) {
 		dur, err := time.ParseDuration(strings.TrimSpace(v))
 		switch {
 		case k != "min" && k != "max":
-			add("pacing."+k, "is not a pacing setting", "pacing has min and max")
+			d.Add("pacing."+k, "is not a pacing setting", "pacing has min and max")
 			continue
 		case err != nil || dur < 0 || dur > maxPacing:
-			add("pacing."+k, "must be a duration from 0s to "+maxPacing.String(), `e.g. "1s" or "2500ms"`)
+			d.Add("pacing."+k, "must be a duration from 0s to "+maxPacing.String(), `e.g. "1s" or "2500ms"`)
 			continue
 		}
 		if k == "min" {
@@ -163,13 +160,13 @@ func (c Config) check() (settings, schema.Diagnostics) {
 		s.pacingMax = s.pacingMin
 	}
 	if s.pacingMin > s.pacingMax {
-		add("pacing.max", "must not be less than pacing.min", "")
+		d.Add("pacing.max", "must not be less than pacing.min", "")
 	}
 
 	if v := strings.TrimSpace(c.BacklogMargin); v != "" {
 		m, err := time.ParseDuration(v)
 		if err != nil || m < 0 || m > 24*time.Hour {
-			add("backlog_margin", "must be a duration from 0s to 24h", `e.g. "30s"`)
+			d.Add("backlog_margin", "must be a duration from 0s to 24h", `e.g. "30s"`)
 		}
 		s.backlogMargin = m
 	}
@@ -178,20 +175,20 @@ func (c Config) check() (settings, schema.Diagnostics) {
 	case s.deviceName == "":
 		s.deviceName = DefaultDeviceName
 	case len(s.deviceName) > 50 || strings.IndexFunc(s.deviceName, unicode.IsControl) >= 0:
-		add("device_name", "must be at most 50 characters without control characters", "")
+		d.Add("device_name", "must be at most 50 characters without control characters", "")
 	}
 
 	if v := strings.TrimSpace(c.WebVersion); v != "" {
 		ver, err := store.ParseVersion(v)
 		if err != nil || ver.IsZero() {
-			add("web_version", "is not a WhatsApp Web version", `three dot-separated numbers, e.g. "2.3000.1031080782"`)
+			d.Add("web_version", "is not a WhatsApp Web version", `three dot-separated numbers, e.g. "2.3000.1031080782"`)
 		}
 		s.webVersion = ver
 	}
 
 	if c.MaxDownloadBytes != 0 {
 		if c.MaxDownloadBytes < 1 || c.MaxDownloadBytes != float64(int64(c.MaxDownloadBytes)) {
-			add("max_download_bytes", "must be a positive whole number", "")
+			d.Add("max_download_bytes", "must be a positive whole number", "")
 		}
 		s.maxDownloadBytes = int64(c.MaxDownloadBytes)
 	}
@@ -199,14 +196,14 @@ func (c Config) check() (settings, schema.Diagnostics) {
 	addr, key := strings.TrimSpace(c.ServerAddress), strings.TrimSpace(c.ServerRootKey)
 	switch {
 	case addr == "" && key != "":
-		add("server_root_key", "is only for a test server", "set server_address too, or remove server_root_key")
+		d.Add("server_root_key", "is only for a test server", "set server_address too, or remove server_root_key")
 	case addr != "":
 		if !loopbackAddress(addr) {
-			add("server_address", "must be a loopback host:port", "server_address points the plugin at a fake WhatsApp server for tests; it is refused for any address that is not 127.0.0.0/8, ::1 or localhost")
+			d.Add("server_address", "must be a loopback host:port", "server_address points the plugin at a fake WhatsApp server for tests; it is refused for any address that is not 127.0.0.0/8, ::1 or localhost")
 		}
 		b, err := hex.DecodeString(key)
 		if err != nil || len(b) != 32 {
-			add("server_root_key", "must be 64 hex digits", "the 32-byte root public key of the test server named by server_address")
+			d.Add("server_root_key", "must be 64 hex digits", "the 32-byte root public key of the test server named by server_address")
 		} else {
 			copy(s.rootKey[:], b)
 		}

@@ -119,6 +119,17 @@ type Diagnostic struct {
 // position in the config file.
 type Diagnostics []Diagnostic
 
+// Add appends an error diagnostic at attr (see Diagnostic.Attribute), so
+// that a validate func can report every problem at once:
+//
+//	var d schema.Diagnostics
+//	if c.Token == "" {
+//		d.Add("token", "must not be empty", `set it to env("BOT_TOKEN")`)
+//	}
+func (d *Diagnostics) Add(attr, summary, detail string) {
+	*d = append(*d, Diagnostic{Attribute: attr, Summary: summary, Detail: detail})
+}
+
 // Error implements error.
 func (d Diagnostics) Error() string {
 	parts := make([]string, 0, len(d))
@@ -133,4 +144,31 @@ func (d Diagnostics) Error() string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// DecodeChecked is the usual start of a plugin's Validate and Configure:
+// it decodes cfg over start (a Config value holding the defaults that a
+// zero cannot express, or the zero value), fills the remaining defaults
+// with withDefaults and checks the result with validate, which reports
+// every problem at once. Either func may be nil. Method expressions fit:
+//
+//	c, err := schema.DecodeChecked(cfg, Config{}, Config.withDefaults, Config.validate)
+//
+// On an error it still returns the config as far as it got (decoded, then
+// defaulted), so that a probe can tell which attributes were set; the
+// error is a decoding error or the Diagnostics of validate.
+func DecodeChecked[C any](cfg Config, start C, withDefaults func(C) C, validate func(C) Diagnostics) (C, error) {
+	c := start
+	if err := cfg.Decode(&c); err != nil {
+		return c, err
+	}
+	if withDefaults != nil {
+		c = withDefaults(c)
+	}
+	if validate != nil {
+		if d := validate(c); len(d) > 0 {
+			return c, d
+		}
+	}
+	return c, nil
 }
