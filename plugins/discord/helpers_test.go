@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -79,17 +78,7 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 // ends) with inbox.
 func (a *testAdapter) run(t *testing.T, inbox channel.Inbox) (stop func()) {
 	t.Helper()
-	stopRun := sdktest.Run(t, a.Adapter, inbox)
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			if err := stopRun(); err != nil {
-				t.Errorf("run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return sdktest.RunOK(t, a.Adapter, inbox)
 }
 
 // waitLive waits until the fake has seen handshakes IDENTIFY+RESUME

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -81,17 +80,7 @@ func newAdapterIn(t *testing.T, srv *slacktest.Server, dir string, extra map[str
 // ends) with inbox.
 func (a *testAdapter) run(t *testing.T, inbox channel.Inbox) (stop func()) {
 	t.Helper()
-	stopRun := sdktest.Run(t, a.Adapter, inbox)
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			if err := stopRun(); err != nil {
-				t.Errorf("run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return sdktest.RunOK(t, a.Adapter, inbox)
 }
 
 // waitFake waits for a condition on the fake's state.
