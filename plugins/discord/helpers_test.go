@@ -2,7 +2,6 @@ package discord
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -51,14 +50,7 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 	}
 	logs := &sdktest.Log{}
 	log := logs.Logger()
-	cfg := map[string]any{"token": testToken, "api_endpoint": srv.Endpoint()}
-	for k, v := range extra {
-		cfg[k] = v
-	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := sdktest.ConfigJSON(t, map[string]any{"token": testToken, "api_endpoint": srv.Endpoint()}, extra)
 	reports := &sdktest.Statuses{}
 	a := New()
 	a.identifyGap = 0

@@ -2,7 +2,6 @@ package slack
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"testing"
 	"time"
@@ -54,14 +53,7 @@ func newAdapterIn(t *testing.T, srv *slacktest.Server, dir string, extra map[str
 	t.Helper()
 	logs := &sdktest.Log{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	cfg := map[string]any{"bot_token": testBotToken, "app_token": testAppToken, "api_endpoint": srv.Endpoint()}
-	for k, v := range extra {
-		cfg[k] = v
-	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := sdktest.ConfigJSON(t, map[string]any{"bot_token": testBotToken, "app_token": testAppToken, "api_endpoint": srv.Endpoint()}, extra)
 	reports := &sdktest.Statuses{}
 	a := New()
 	a.ackWait = 500 * time.Millisecond

@@ -28,9 +28,11 @@ type errRecorder struct {
 	cleanups []func()
 }
 
-func (r *errRecorder) Helper()                        {}
-func (r *errRecorder) Cleanup(f func())               { r.cleanups = append(r.cleanups, f) }
-func (r *errRecorder) Errorf(format string, a ...any) { r.errs = append(r.errs, fmt.Sprintf(format, a...)) }
+func (r *errRecorder) Helper()          {}
+func (r *errRecorder) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *errRecorder) Errorf(format string, a ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, a...))
+}
 func (r *errRecorder) cleanup() {
 	for i := len(r.cleanups) - 1; i >= 0; i-- {
 		r.cleanups[i]()
@@ -66,4 +68,37 @@ func TestRunOK(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConfigJSON: extra's attributes replace the base's, the others stay,
+// the base map is not changed, and a value JSON cannot hold fails the test.
+func TestConfigJSON(t *testing.T) {
+	base := map[string]any{"token": "t", "limit": 1}
+	got := string(ConfigJSON(t, base, map[string]any{"limit": 2, "mode": "x"}))
+	if want := `{"limit":2,"mode":"x","token":"t"}`; got != want {
+		t.Errorf("ConfigJSON = %s, want %s", got, want)
+	}
+	if base["limit"] != 1 || len(base) != 2 {
+		t.Errorf("the base map changed: %v", base)
+	}
+	r := &fatalRecorder{TB: t}
+	func() {
+		defer func() { _ = recover() }()
+		ConfigJSON(r, base, map[string]any{"ch": make(chan int)})
+	}()
+	if !r.failed {
+		t.Error("an unmarshallable value did not fail the test")
+	}
+}
+
+// fatalRecorder records Fatalf and stops the caller with a panic.
+type fatalRecorder struct {
+	testing.TB
+	failed bool
+}
+
+func (r *fatalRecorder) Helper() {}
+func (r *fatalRecorder) Fatalf(string, ...any) {
+	r.failed = true
+	panic("fatal")
 }
