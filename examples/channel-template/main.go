@@ -57,10 +57,10 @@ func check(cfg schema.Config) (config, error) {
 	}
 	var d schema.Diagnostics
 	if strings.TrimSpace(c.Dir) == "" {
-		d = append(d, schema.Diagnostic{Attribute: "dir", Summary: "must not be empty"})
+		d.Add("dir", "must not be empty", "")
 	}
 	if c.Poll <= 0 || c.Poll > 60 {
-		d = append(d, schema.Diagnostic{Attribute: "poll", Summary: "must be between 0 and 60 seconds"})
+		d.Add("poll", "must be between 0 and 60 seconds", "")
 	}
 	if len(d) > 0 {
 		return c, d

@@ -2,9 +2,7 @@ package discord
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -52,14 +50,7 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 	}
 	logs := &sdktest.Log{}
 	log := logs.Logger()
-	cfg := map[string]any{"token": testToken, "api_endpoint": srv.Endpoint()}
-	for k, v := range extra {
-		cfg[k] = v
-	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := sdktest.ConfigJSON(t, map[string]any{"token": testToken, "api_endpoint": srv.Endpoint()}, extra)
 	reports := &sdktest.Statuses{}
 	a := New()
 	a.identifyGap = 0
@@ -79,17 +70,7 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 // ends) with inbox.
 func (a *testAdapter) run(t *testing.T, inbox channel.Inbox) (stop func()) {
 	t.Helper()
-	stopRun := sdktest.Run(t, a.Adapter, inbox)
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			if err := stopRun(); err != nil {
-				t.Errorf("run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return sdktest.RunOK(t, a.Adapter, inbox)
 }
 
 // waitLive waits until the fake has seen handshakes IDENTIFY+RESUME

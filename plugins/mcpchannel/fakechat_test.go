@@ -45,14 +45,7 @@ func TestFakechat(t *testing.T) {
 	if err := a.Configure(ctx, schema.Config{Instance: "fc", DataDir: t.TempDir(), JSON: cfg}); err != nil {
 		t.Fatal(err)
 	}
-	box := newInbox()
-	rctx, rcancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(rctx, box) }()
-	t.Cleanup(func() {
-		rcancel()
-		<-done
-	})
+	box := runInBackground(t, a)
 	// Its web UI's upload, as a person's browser posts it.
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)

@@ -34,6 +34,21 @@ type inbox struct {
 
 func newInbox() *inbox { return &inbox{got: make(chan struct{}, 100)} }
 
+// runInBackground runs a configured adapter with a new inbox until the
+// test ends; the cleanup cancels Run and waits for it to return.
+func runInBackground(t *testing.T, a *Adapter) *inbox {
+	t.Helper()
+	box := newInbox()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx, box) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return box
+}
+
 func (b *inbox) Deliver(_ context.Context, msgs ...channel.InboundMessage) error {
 	b.mu.Lock()
 	b.msgs = append(b.msgs, msgs...)
@@ -80,14 +95,7 @@ func startBridge(t *testing.T, more ...any) (*Adapter, *mcpchanneltest.Platform,
 	if err := a.Configure(ctx, schema.Config{Instance: "chat", DataDir: dir, JSON: cfg}); err != nil {
 		t.Fatal(err)
 	}
-	box := newInbox()
-	rctx, rcancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(rctx, box) }()
-	t.Cleanup(func() {
-		rcancel()
-		<-done
-	})
+	box := runInBackground(t, a)
 	return a, p, box
 }
 

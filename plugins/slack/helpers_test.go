@@ -2,9 +2,7 @@ package slack
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,14 +53,7 @@ func newAdapterIn(t *testing.T, srv *slacktest.Server, dir string, extra map[str
 	t.Helper()
 	logs := &sdktest.Log{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	cfg := map[string]any{"bot_token": testBotToken, "app_token": testAppToken, "api_endpoint": srv.Endpoint()}
-	for k, v := range extra {
-		cfg[k] = v
-	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := sdktest.ConfigJSON(t, map[string]any{"bot_token": testBotToken, "app_token": testAppToken, "api_endpoint": srv.Endpoint()}, extra)
 	reports := &sdktest.Statuses{}
 	a := New()
 	a.ackWait = 500 * time.Millisecond
@@ -81,17 +72,7 @@ func newAdapterIn(t *testing.T, srv *slacktest.Server, dir string, extra map[str
 // ends) with inbox.
 func (a *testAdapter) run(t *testing.T, inbox channel.Inbox) (stop func()) {
 	t.Helper()
-	stopRun := sdktest.Run(t, a.Adapter, inbox)
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			if err := stopRun(); err != nil {
-				t.Errorf("run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return sdktest.RunOK(t, a.Adapter, inbox)
 }
 
 // waitFake waits for a condition on the fake's state.

@@ -2,7 +2,6 @@ package telegram
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -47,14 +46,7 @@ func newLoggedAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]a
 	t.Helper()
 	logs := &sdktest.Log{}
 	log := logs.Logger()
-	cfg := map[string]any{"token": testToken, "api_endpoint": srv.APIEndpoint(), "poll_timeout": 1}
-	for k, v := range extra {
-		cfg[k] = v
-	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := sdktest.ConfigJSON(t, map[string]any{"token": testToken, "api_endpoint": srv.APIEndpoint(), "poll_timeout": 1}, extra)
 	a := New()
 	if err := a.Configure(context.Background(), schema.Config{Instance: "tg", JSON: b, Logger: log}); err != nil {
 		t.Fatalf("configure: %v", err)

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawhost/clawhost/plugins/telegram"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -24,14 +23,9 @@ func TestNackedWebhookUpdateIsAnswered503AtOnce(t *testing.T) {
 	addr := sdktest.FreeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	h := sdktest.Start(t, telegram.Plugin())
 	const secret = "s3cret-s3cret-s3cret"
 	cfg, _ := json.Marshal(map[string]any{"token": srv.Token(), "api_endpoint": srv.APIEndpoint(), "webhook_listen": addr, "webhook_secret": secret})
-	configure(t, ctx, h.Plugin, cfg)
-	s, err := h.Plugin.Receive(ctx, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, s := startReceiving(t, ctx, cfg)
 	post := func() <-chan *http.Response {
 		out := make(chan *http.Response, 1)
 		go func() {

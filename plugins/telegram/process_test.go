@@ -45,6 +45,19 @@ func configure(t *testing.T, ctx context.Context, p *pluginclient.Plugin, cfg []
 	}
 }
 
+// startReceiving starts a plugin process (stopped when the test ends),
+// configures it with cfg and opens its receive stream.
+func startReceiving(t *testing.T, ctx context.Context, cfg []byte) (*sdktest.Harness, *pluginclient.Stream) {
+	t.Helper()
+	h := sdktest.Start(t, telegram.Plugin())
+	configure(t, ctx, h.Plugin, cfg)
+	s, err := h.Plugin.Receive(ctx, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, s
+}
+
 func receiveOne(t *testing.T, s *pluginclient.Stream) pluginclient.Delivery {
 	t.Helper()
 	select {
@@ -84,12 +97,7 @@ func TestStopBeforeAckLosesNothing(t *testing.T) {
 	t.Run("first process", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		h := sdktest.Start(t, telegram.Plugin())
-		configure(t, ctx, h.Plugin, cfg)
-		s, err := h.Plugin.Receive(ctx, 16)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, s := startReceiving(t, ctx, cfg)
 		first = receiveOne(t, s)
 		if first.Message.Text != "do not lose me" {
 			t.Fatalf("got %+v", first.Message)
@@ -109,12 +117,7 @@ func TestStopBeforeAckLosesNothing(t *testing.T) {
 	t.Run("second process", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		h := sdktest.Start(t, telegram.Plugin())
-		configure(t, ctx, h.Plugin, cfg)
-		s, err := h.Plugin.Receive(ctx, 16)
-		if err != nil {
-			t.Fatal(err)
-		}
+		h, s := startReceiving(t, ctx, cfg)
 		again := receiveOne(t, s)
 		if again.Message.MessageID != first.Message.MessageID || again.Message.Text != first.Message.Text {
 			t.Fatalf("redelivered %+v, want %+v", again.Message, first.Message)
@@ -273,12 +276,7 @@ func TestNackedUpdateIsFetchedAgainAfterTheDelay(t *testing.T) {
 	id := srv.PushText(telegramtest.PrivateChat(alice.ID), alice, "store me later")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	h := sdktest.Start(t, telegram.Plugin())
-	configure(t, ctx, h.Plugin, config(t, srv))
-	s, err := h.Plugin.Receive(ctx, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, s := startReceiving(t, ctx, config(t, srv))
 	first := receiveOne(t, s)
 	nacked := time.Now()
 	const delay = 300 * time.Millisecond

@@ -119,29 +119,15 @@ type Diagnostic struct {
 // position in the config file.
 type Diagnostics []Diagnostic
 
-// Add appends a problem of the attribute attr (see Diagnostic; "" for the
-// block as a whole): a plugin's check collects every problem at once.
+// Add appends an error diagnostic at attr (see Diagnostic.Attribute), so
+// that a validate func can report every problem at once:
+//
+//	var d schema.Diagnostics
+//	if c.Token == "" {
+//		d.Add("token", "must not be empty", `set it to env("BOT_TOKEN")`)
+//	}
 func (d *Diagnostics) Add(attr, summary, detail string) {
 	*d = append(*d, Diagnostic{Attribute: attr, Summary: summary, Detail: detail})
-}
-
-// DecodeChecked is a plugin's configuration read in one call: it decodes
-// cfg over c (whose fields are the values an absent attribute keeps),
-// passes the result through defaults (nil: none) and returns it with
-// check's problems as the error when there are any (a Diagnostics, each
-// reported at its attribute). Validate and Configure both call it, so a
-// block Validate accepts is the block Configure gets.
-func DecodeChecked[T any](cfg Config, c T, defaults func(T) T, check func(T) Diagnostics) (T, error) {
-	if err := cfg.Decode(&c); err != nil {
-		return c, err
-	}
-	if defaults != nil {
-		c = defaults(c)
-	}
-	if d := check(c); len(d) > 0 {
-		return c, d
-	}
-	return c, nil
 }
 
 // Error implements error.
@@ -158,4 +144,31 @@ func (d Diagnostics) Error() string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// DecodeChecked is the usual start of a plugin's Validate and Configure:
+// it decodes cfg over start (a Config value holding the defaults that a
+// zero cannot express, or the zero value), fills the remaining defaults
+// with withDefaults and checks the result with validate, which reports
+// every problem at once. Either func may be nil. Method expressions fit:
+//
+//	c, err := schema.DecodeChecked(cfg, Config{}, Config.withDefaults, Config.validate)
+//
+// On an error it still returns the config as far as it got (decoded, then
+// defaulted), so that a probe can tell which attributes were set; the
+// error is a decoding error or the Diagnostics of validate.
+func DecodeChecked[C any](cfg Config, start C, withDefaults func(C) C, validate func(C) Diagnostics) (C, error) {
+	c := start
+	if err := cfg.Decode(&c); err != nil {
+		return c, err
+	}
+	if withDefaults != nil {
+		c = withDefaults(c)
+	}
+	if validate != nil {
+		if d := validate(c); len(d) > 0 {
+			return c, d
+		}
+	}
+	return c, nil
 }

@@ -120,3 +120,21 @@ func Run(t testing.TB, ch channel.Channel, inbox channel.Inbox) (stop func() err
 	t.Cleanup(func() { _ = stop() })
 	return stop
 }
+
+// RunOK is Run for a test that expects Run to end without an error: it
+// runs ch with inbox until the returned stop is called or the test ends,
+// and a Run error is reported with t.Errorf (once).
+func RunOK(t testing.TB, ch channel.Channel, inbox channel.Inbox) (stop func()) {
+	t.Helper()
+	stopRun := Run(t, ch, inbox)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			if err := stopRun(); err != nil {
+				t.Errorf("run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}

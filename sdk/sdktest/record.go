@@ -2,7 +2,9 @@ package sdktest
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -120,4 +122,19 @@ func (c *changes) next() <-chan struct{} {
 		c.ch = make(chan struct{})
 	}
 	return c.ch
+}
+
+// ConfigJSON is the JSON of a config {} block for schema.Config.JSON: the
+// test's base attributes with extra's on top (an extra value replaces the
+// base one). A value that cannot be marshalled fails t.
+func ConfigJSON(t testing.TB, base, extra map[string]any) []byte {
+	t.Helper()
+	cfg := make(map[string]any, len(base)+len(extra))
+	maps.Copy(cfg, base)
+	maps.Copy(cfg, extra)
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	return b
 }

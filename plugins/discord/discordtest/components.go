@@ -97,14 +97,7 @@ func (s *Server) PressButton(messageID, customID string, u User) (Interaction, e
 	in.Data.CustomID, in.Data.ComponentType = customID, ComponentButton
 	cp := *m
 	in.Message = &cp
-	if c.GuildID != "" {
-		in.Member = &struct {
-			User User `json:"user"`
-		}{User: u}
-	} else {
-		uu := u
-		in.User = &uu
-	}
+	in.setSender(c.GuildID, u)
 	s.addInteractionLocked(in)
 	s.mu.Unlock()
 	if s.gw.dispatch("INTERACTION_CREATE", in) == 0 {

@@ -226,15 +226,7 @@ func (s *Server) AddFile(name, mimeType string, data []byte) Attachment {
 // MESSAGE_CREATE. It returns the stored message.
 func (s *Server) Push(m Message) Message {
 	s.mu.Lock()
-	if m.ID == "" {
-		m.ID = s.newIDLocked()
-	}
-	if m.Timestamp.IsZero() {
-		m.Timestamp = time.Now().UTC()
-	}
-	if c, ok := s.channels[m.ChannelID]; ok && m.GuildID == "" {
-		m.GuildID = c.GuildID
-	}
+	s.fillLocked(&m)
 	if m.MessageReference != nil && m.ReferencedMessage == nil {
 		if r, ok := s.messages[m.MessageReference.MessageID]; ok {
 			cp := *r
@@ -252,6 +244,14 @@ func (s *Server) Push(m Message) Message {
 func (s *Server) Seed(m Message) Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.fillLocked(&m)
+	s.storeLocked(&m)
+	return m
+}
+
+// fillLocked fills what the API sets on a message the test left empty: the
+// id, the timestamp, and guild_id from its channel.
+func (s *Server) fillLocked(m *Message) {
 	if m.ID == "" {
 		m.ID = s.newIDLocked()
 	}
@@ -261,8 +261,18 @@ func (s *Server) Seed(m Message) Message {
 	if c, ok := s.channels[m.ChannelID]; ok && m.GuildID == "" {
 		m.GuildID = c.GuildID
 	}
-	s.storeLocked(&m)
-	return m
+}
+
+// setSender sets who sent the interaction as Discord does: member.user in
+// a server (guildID set), user in a DM.
+func (in *Interaction) setSender(guildID string, u User) {
+	if guildID != "" {
+		in.Member = &struct {
+			User User `json:"user"`
+		}{User: u}
+	} else {
+		in.User = &u
+	}
 }
 
 // Edit changes the content of a stored message and dispatches MESSAGE_UPDATE.
@@ -309,14 +319,7 @@ func (s *Server) PushCommand(channel Channel, u User, name, args string) Interac
 	if args != "" {
 		in.Data.Options = []CommandOption{{Name: "args", Type: 3, Value: args}}
 	}
-	if channel.GuildID != "" {
-		in.Member = &struct {
-			User User `json:"user"`
-		}{User: u}
-	} else {
-		uu := u
-		in.User = &uu
-	}
+	in.setSender(channel.GuildID, u)
 	s.addInteractionLocked(in)
 	s.mu.Unlock()
 	s.gw.dispatch("INTERACTION_CREATE", in)
