@@ -15,7 +15,6 @@ import (
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/turn"
-	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // agentsAt runs, in process over the store in dir, two agents: main, and
@@ -46,9 +45,7 @@ func TestAgentSwitch(t *testing.T) {
 	seen1, seen2 := 0, 0
 	say := func(chat, text string, seen *int) string {
 		t.Helper()
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom(chat, text)}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, chat, text)
 		return ports.next(t, chat, seen)
 	}
 	want := func(got string, parts ...string) {

@@ -42,9 +42,7 @@ func TestPairing(t *testing.T) {
 	ctx := context.Background()
 	post := func(id, text string) {
 		t.Helper()
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom(id, text)}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, id, text)
 	}
 	seen5, seen9, seen1 := 0, 0, 0
 	post("5", "let me in")
@@ -101,9 +99,7 @@ func TestPairingApprovalAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	g, ports, _, stop := inprocAt(t, dir, pairingPolicy)
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "let me in")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "5", "let me in")
 	seen5 := 0
 	got := ports.next(t, "5", &seen5)
 	code := got[strings.Index(got, "code is ")+8:]
@@ -129,9 +125,7 @@ func TestPairingApprovalAcrossRestart(t *testing.T) {
 	// Once: the next start sends nothing of it again, so the next thing
 	// chat 5 is sent answers a new message.
 	g, ports, _, _ = inprocAt(t, dir, pairingPolicy)
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "now?")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "5", "now?")
 	seen5 = 0
 	if got := ports.next(t, "5", &seen5); !strings.HasPrefix(got, "re: ") || !strings.Contains(got, "now?") {
 		t.Errorf("after the second restart chat 5 was sent %q first", got)
@@ -148,9 +142,7 @@ func TestPairingFullTellsNewcomersToTryLater(t *testing.T) {
 	ctx := context.Background()
 	post := func(id, text string) {
 		t.Helper()
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom(id, text)}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, id, text)
 	}
 	for _, s := range []string{"11", "12", "13"} {
 		post(s, "hi")

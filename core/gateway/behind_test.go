@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
-	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // behindPlacement runs every session here; an older message of the chat
@@ -47,16 +46,12 @@ func TestNewerMessagesWaitingForAnOlderOneKeepTheirOrder(t *testing.T) {
 	g, _, agent := inproc(t, nil, func(o *Options) { o.Clock, o.Placement = clk, place })
 	ctx := context.Background()
 	base := clk.Waiters()
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "four")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "5", "four")
 	if !clk.BlockUntil(base+1, 10*time.Second) {
 		t.Fatal("the first message did not wait")
 	}
 	clk.Advance(50 * time.Millisecond)
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "five")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "5", "five")
 	// Before the fix the second message waits on its own timer; after it,
 	// it joins the first one's wait. Either way nothing runs yet.
 	clk.BlockUntil(base+2, time.Second)

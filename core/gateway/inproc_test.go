@@ -324,6 +324,15 @@ func inprocAt(t *testing.T, dir string, set func(*Settings), with ...func(*Optio
 	return g, ports, agent, stop
 }
 
+// sendDM hands g a direct message from chat id on the "tg" instance and
+// fails the test if the gateway refuses it.
+func sendDM(t *testing.T, ctx context.Context, g *Gateway, id, text string) {
+	t.Helper()
+	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom(id, text)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func dmFrom(id, text string) channel.InboundMessage {
 	return channel.InboundMessage{ChatType: channel.ChatDirect, ChatID: id, MessageID: fmt.Sprintf("%s-%d", id, time.Now().UnixNano()),
 		Sender: channel.Sender{ID: id, Name: "User " + id}, Text: text, Timestamp: time.Now()}
@@ -350,14 +359,10 @@ func TestInProcessReply(t *testing.T) {
 func TestInProcessFollowupOrder(t *testing.T) {
 	g, ports, agent := inproc(t, nil)
 	ctx := context.Background()
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "first hold")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "5", "first hold")
 	<-agent.held
 	for _, w := range []string{"second", "third"} {
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", w)}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, "5", w)
 	}
 	close(agent.release)
 	seen := 0
@@ -377,9 +382,7 @@ func TestInProcessSeen(t *testing.T) {
 		g, ports, agent := inproc(t, func(s *Settings) { s.SeenReaction = "👀" })
 		ports.react = true
 		ctx := context.Background()
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "first hold")}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, "5", "first hold")
 		<-agent.held
 		second := dmFrom("5", "second")
 		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{second}); err != nil {
@@ -413,22 +416,7 @@ func TestInProcessSeen(t *testing.T) {
 	})
 	t.Run("notice", func(t *testing.T) {
 		g, ports, agent := inproc(t, func(s *Settings) { s.SeenReaction, s.QueuedNotice = "👀", true })
-		ctx := context.Background()
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "first hold")}); err != nil {
-			t.Fatal(err)
-		}
-		<-agent.held
-		seen := 0
-		for i, w := range []string{"second", "third"} {
-			if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", w)}); err != nil {
-				t.Fatal(err)
-			}
-			want := []string{"Queued: next after the answer being written.", "Queued: 1 ahead."}[i]
-			if got := ports.next(t, "5", &seen); got != want {
-				t.Errorf("notice %q, want %q", got, want)
-			}
-		}
-		close(agent.release)
+		seen := queueTwo(t, g, ports, agent)
 		for _, w := range []string{"first hold", "second", "third"} {
 			if got := ports.next(t, "5", &seen); !strings.Contains(got, w) {
 				t.Fatalf("reply %q, want %q next", got, w)
@@ -438,26 +426,7 @@ func TestInProcessSeen(t *testing.T) {
 	// steer: the message goes into the running turn, and the notice says
 	// so (not "queued"); no turn of its own follows.
 	t.Run("steer", func(t *testing.T) {
-		g, ports, agent := inproc(t, func(s *Settings) { s.QueuedNotice, s.Queue.Mode = true, queue.Steer })
-		agent.mu.Lock()
-		agent.steer = true
-		agent.mu.Unlock()
-		ctx := context.Background()
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "first hold")}); err != nil {
-			t.Fatal(err)
-		}
-		<-agent.held
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "also this")}); err != nil {
-			t.Fatal(err)
-		}
-		seen := 0
-		if got := ports.next(t, "5", &seen); got != "Seen: added to the answer being written." {
-			t.Errorf("notice %q", got)
-		}
-		close(agent.release)
-		if got := ports.next(t, "5", &seen); !strings.Contains(got, "first hold") {
-			t.Fatalf("reply %q", got)
-		}
+		_, agent := steerOne(t)
 		agent.mu.Lock()
 		defer agent.mu.Unlock()
 		if len(agent.steered) != 1 || !strings.Contains(agent.steered[0], "also this") || len(agent.prompts) != 1 {
@@ -468,22 +437,7 @@ func TestInProcessSeen(t *testing.T) {
 	// then answered together in one turn.
 	t.Run("collect", func(t *testing.T) {
 		g, ports, agent := inproc(t, func(s *Settings) { s.QueuedNotice, s.Queue.Mode = true, queue.Collect })
-		ctx := context.Background()
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "first hold")}); err != nil {
-			t.Fatal(err)
-		}
-		<-agent.held
-		seen := 0
-		for i, w := range []string{"second", "third"} {
-			if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", w)}); err != nil {
-				t.Fatal(err)
-			}
-			want := []string{"Queued: next after the answer being written.", "Queued: 1 ahead."}[i]
-			if got := ports.next(t, "5", &seen); got != want {
-				t.Errorf("notice %q, want %q", got, want)
-			}
-		}
-		close(agent.release)
+		seen := queueTwo(t, g, ports, agent)
 		if got := ports.next(t, "5", &seen); !strings.Contains(got, "first hold") {
 			t.Fatalf("reply %q", got)
 		}
@@ -494,6 +448,50 @@ func TestInProcessSeen(t *testing.T) {
 			t.Errorf("prompts %q: want the two waiting messages collected in one turn", agent.prompts)
 		}
 	})
+}
+
+// queueTwo holds a turn on "first hold" in chat 5, sends "second" and
+// "third" behind it, checks each is told its place in the queue, then
+// lets the turn go; it returns the replies seen so far (for ports.next).
+func queueTwo(t *testing.T, g *Gateway, ports *recPorts, agent *scripted) int {
+	t.Helper()
+	ctx := context.Background()
+	sendDM(t, ctx, g, "5", "first hold")
+	<-agent.held
+	seen := 0
+	for i, w := range []string{"second", "third"} {
+		sendDM(t, ctx, g, "5", w)
+		want := []string{"Queued: next after the answer being written.", "Queued: 1 ahead."}[i]
+		if got := ports.next(t, "5", &seen); got != want {
+			t.Errorf("notice %q, want %q", got, want)
+		}
+	}
+	close(agent.release)
+	return seen
+}
+
+// steerOne holds a turn on "first hold" in chat 5 with queue mode steer,
+// sends "also this" into it, checks the chat is told it was added to the
+// running answer, lets the turn go and waits for its reply.
+func steerOne(t *testing.T) (*Gateway, *scripted) {
+	t.Helper()
+	g, ports, agent := inproc(t, func(s *Settings) { s.QueuedNotice, s.Queue.Mode = true, queue.Steer })
+	agent.mu.Lock()
+	agent.steer = true
+	agent.mu.Unlock()
+	ctx := context.Background()
+	sendDM(t, ctx, g, "5", "first hold")
+	<-agent.held
+	sendDM(t, ctx, g, "5", "also this")
+	seen := 0
+	if got := ports.next(t, "5", &seen); got != "Seen: added to the answer being written." {
+		t.Fatalf("notice %q, want the message steered", got)
+	}
+	close(agent.release)
+	if got := ports.next(t, "5", &seen); !strings.Contains(got, "first hold") {
+		t.Fatalf("reply %q", got)
+	}
+	return g, agent
 }
 
 // waitTyping waits until the typing indicator was set to on in chat.
@@ -524,9 +522,7 @@ func TestInProcessStopEndsTyping(t *testing.T) {
 	ports.typing = true
 	ports.mu.Unlock()
 	ctx := context.Background()
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "long hold")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "5", "long hold")
 	<-agent.held
 	ports.waitTyping(t, "5", true)
 	ports.mu.Lock()
@@ -536,9 +532,7 @@ func TestInProcessStopEndsTyping(t *testing.T) {
 		}
 	}
 	ports.mu.Unlock()
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "/stop")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "5", "/stop")
 	seen := 0
 	if got := ports.next(t, "5", &seen); !strings.Contains(got, "Stopped") {
 		t.Errorf("/stop answered %q", got)
@@ -588,9 +582,7 @@ func TestInProcessInlineDirectives(t *testing.T) {
 	seen := 0
 	send := func(text string) string {
 		t.Helper()
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", text)}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, "5", text)
 		return ports.next(t, "5", &seen)
 	}
 	send("/model opus explain this")
@@ -623,9 +615,7 @@ func TestInProcessPromptSection(t *testing.T) {
 	ctx := context.Background()
 	seen := 0
 	for _, text := range []string{"one", "two"} {
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", text)}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, "5", text)
 		ports.next(t, "5", &seen)
 	}
 	first, second := agent.turn(t, 0).ExtraSystemPrompt, agent.turn(t, 1).ExtraSystemPrompt
@@ -644,9 +634,7 @@ func TestInProcessPromptSection(t *testing.T) {
 	// messages { prompt_section = false }: no section.
 	g, ports, agent = inproc(t, func(s *Settings) { s.Turn.PromptSection = nil })
 	seen = 0
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "three")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "5", "three")
 	ports.next(t, "5", &seen)
 	if sys := agent.turn(t, 0).ExtraSystemPrompt; strings.Contains(sys, "## Messaging") {
 		t.Errorf("prompt_section = false, and the system prompt has the section:\n%s", sys)
@@ -664,9 +652,7 @@ func TestInProcessSystemEvents(t *testing.T) {
 	seen := 0
 	send := func(text string) string {
 		t.Helper()
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", text)}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, "5", text)
 		return ports.next(t, "5", &seen)
 	}
 	count := func(n int, s string) int { return strings.Count(agent.turn(t, n).Prompt, s) }
@@ -689,9 +675,7 @@ func TestInProcessSystemEvents(t *testing.T) {
 		t.Errorf("turn 4's prompt:\n%s", agent.turn(t, 3).Prompt)
 	}
 	// /stop while a turn runs.
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "long job hold")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "5", "long job hold")
 	<-agent.held
 	send("/stop")
 	send("what now?")
@@ -714,9 +698,7 @@ func TestInProcessHeartbeatModel(t *testing.T) {
 	}
 	seen := 0
 	ports.next(t, "5", &seen)
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "hi")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "5", "hi")
 	ports.next(t, "5", &seen)
 	if m1, m2 := agent.turn(t, 0).Model, agent.turn(t, 1).Model; m1 != "haiku" || m2 != "" {
 		t.Errorf("models %q, %q; want haiku for the heartbeat, then the session's", m1, m2)
@@ -738,9 +720,7 @@ func TestInProcessUsageLimit(t *testing.T) {
 	agent.mu.Unlock()
 	send := func(chat, text string) {
 		t.Helper()
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom(chat, text)}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, chat, text)
 	}
 	seen := map[string]*int{"5": new(int), "6": new(int), "7": new(int)}
 	send("5", "a1")
@@ -815,14 +795,10 @@ func TestInProcessQueueModesReachThePrompt(t *testing.T) {
 		})
 		ports.react = true
 		ctx := context.Background()
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", held)}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, "5", held)
 		<-agent.held
 		for _, w := range then {
-			if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", w)}); err != nil {
-				t.Fatal(err)
-			}
+			sendDM(t, ctx, g, "5", w)
 		}
 		for {
 			ports.mu.Lock()

@@ -12,7 +12,6 @@ import (
 	"github.com/clawhost/clawhost/core/access"
 	"github.com/clawhost/clawhost/core/ownerclaim"
 	"github.com/clawhost/clawhost/core/store"
-	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
@@ -39,9 +38,7 @@ func TestOwnerClaim(t *testing.T) {
 	ctx := context.Background()
 	post := func(id, text string) {
 		t.Helper()
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom(id, text)}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, id, text)
 	}
 	seen := 0
 	post("5", "/owner WRONG234")

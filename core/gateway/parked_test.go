@@ -10,7 +10,6 @@ import (
 	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
-	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // releaseGate is the store with a gate on one read of a session's queue:
@@ -84,9 +83,7 @@ func TestInProcessUsageLimitReleaseOrder(t *testing.T) {
 	agent.mu.Unlock()
 	send := func(text string) {
 		t.Helper()
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", text)}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, "5", text)
 	}
 	bound := func(c <-chan struct{}, what string) {
 		t.Helper()

@@ -28,9 +28,7 @@ func TestInProcessScheduleHeldByThePause(t *testing.T) {
 	agent.mu.Lock()
 	agent.limit = &runner.Error{Kind: runner.KindUsageLimit, ResetAt: reset, Notice: "limit"}
 	agent.mu.Unlock()
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "a1")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "5", "a1")
 	seen := 0
 	if got := ports.next(t, "5", &seen); !strings.Contains(got, "usage limit is reached") {
 		t.Fatalf("chat 5 was told %q", got)
@@ -176,9 +174,7 @@ func TestInProcessScheduleIsToldOnce(t *testing.T) {
 		ports.next(t, "5", &seen) // the scripted agent answers a heartbeat too
 	}
 	for _, text := range []string{"hello", "again"} {
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", text)}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, "5", text)
 		ports.next(t, "5", &seen)
 	}
 	agent.mu.Lock()

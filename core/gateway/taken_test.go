@@ -13,7 +13,6 @@ import (
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/postgres"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
-	"github.com/clawhost/clawhost/sdk/channel"
 )
 
 // takeRig is the journal as the hosts sharing it see it, from this host
@@ -235,9 +234,7 @@ func testTakenWhileWaiting(t *testing.T, newRig func(*testing.T, store.Store) *t
 	base := clk.Waiters()
 
 	// Four arrives while its session runs on B: it is handed there.
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "four")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "5", "four")
 	var four int64
 	select {
 	case four = <-place.handed:
@@ -249,9 +246,7 @@ func testTakenWhileWaiting(t *testing.T, newRig func(*testing.T, store.Store) *t
 	place.here = true
 	place.mu.Unlock()
 	send := func(text string) {
-		if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", text)}); err != nil {
-			t.Fatal(err)
-		}
+		sendDM(t, ctx, g, "5", text)
 	}
 	// Five, then six 50 ms later: both wait for four (the first candidate
 	// path too: their checks must not order them).

@@ -103,9 +103,7 @@ func TestInProcessFlood(t *testing.T) {
 	if err := g.Inbound(ctx, "tg", burst); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("6", "other")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "6", "other")
 	seen6 := 0
 	if got := ports.next(t, "6", &seen6); !strings.Contains(got, "other") {
 		t.Fatalf("the other sender: %q", got)
@@ -139,9 +137,7 @@ func TestInProcessFlood(t *testing.T) {
 	}
 	// A minute later the bucket is full again: the next message passes.
 	clk.Advance(time.Minute)
-	if err := g.Inbound(ctx, "tg", []channel.InboundMessage{dmFrom("5", "later")}); err != nil {
-		t.Fatal(err)
-	}
+	sendDM(t, ctx, g, "5", "later")
 	if got := ports.next(t, "5", &seen); !strings.Contains(got, "later") {
 		t.Fatalf("a minute later: %q", got)
 	}

@@ -254,6 +254,13 @@ func TestDebounceBatchIsOneTurn(t *testing.T) {
 func TestCollectTakesEverythingWaiting(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Policy{Mode: Collect})
+	wantCollected(t, f)
+}
+
+// wantCollected: with "a" running, "b" and "c" arriving meanwhile are
+// one collected turn after it.
+func wantCollected(t *testing.T, f *fixture) {
+	t.Helper()
 	f.q.Enqueue(sk("k"), []Item{f.item("a")})
 	c := f.run.begin(t)
 	f.q.Enqueue(sk("k"), []Item{f.item("b")})
@@ -277,15 +284,7 @@ func TestSessionModeOverridesThePolicy(t *testing.T) {
 			return "", true
 		}
 	})
-	f.q.Enqueue(sk("k"), []Item{f.item("a")})
-	c := f.run.begin(t)
-	f.q.Enqueue(sk("k"), []Item{f.item("b")})
-	f.q.Enqueue(sk("k"), []Item{f.item("c")})
-	c.done <- Ran
-	got := f.run.run(t, Ran)
-	if !equal(bodies(t, got), []string{"b", "c"}) || !got.Collected {
-		t.Fatalf("batch %v collected %v", bodies(t, got), got.Collected)
-	}
+	wantCollected(t, f)
 }
 
 // In collect mode a session shared by two chats (dm_scope "main") takes
