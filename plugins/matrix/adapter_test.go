@@ -3,6 +3,7 @@ package matrix
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +219,62 @@ func TestUndecryptableToldToSender(t *testing.T) {
 	}
 	if told != 1 {
 		t.Errorf("the sender was told %d times, want once", told)
+	}
+}
+
+// TestFreshStateAnswersFromConfigure: a fresh state answers what is written
+// from the moment the plugin was first configured, not from when its sync
+// loop began — the host opens the stream and the channel's first sync
+// follows later (a loaded machine, a slow key upload), and a message
+// written in between is the user's, not history. The moment is kept in the
+// state, so a plugin stopped before its first sync stored a position (kill
+// -9, a restart) still answers what came while it was down. What the room
+// held before stays unanswered.
+func TestFreshStateAnswersFromConfigure(t *testing.T) {
+	t.Parallel()
+	h := startHS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	alice := h.srv.Client(h.alice)
+	dm, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{h.bot.UserID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.srv.Client(h.bot).JoinRoomByID(ctx, dm.RoomID); err != nil {
+		t.Fatal(err)
+	}
+	old, err := alice.SendText(ctx, dm.RoomID, "written before the bot was set up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Timestamps are in milliseconds: the plugin is set up on a later one.
+	for sent := time.Now().UnixMilli(); time.Now().UnixMilli() <= sent; {
+		runtime.Gosched()
+	}
+	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken}
+	js, _ := json.Marshal(cfg)
+	dir := t.TempDir()
+	// The first process is configured and stops before its first sync.
+	first := New()
+	if err := first.Configure(ctx, schema.Config{Instance: "mx", JSON: js, DataDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	down, err := alice.SendText(ctx, dm.RoomID, "written while the plugin was down")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, in, _ := run(t, cfg, dir)
+	sdktest.WaitFor(t, "the message written while down", func() bool {
+		for _, m := range in.Stored() {
+			if m.MessageID == down.EventID.String() {
+				return true
+			}
+		}
+		return false
+	})
+	for _, m := range in.Stored() {
+		if m.MessageID == old.EventID.String() {
+			t.Errorf("the room's history reached the host: %+v", m)
+		}
 	}
 }

@@ -92,9 +92,6 @@ type Adapter struct {
 	http   *http.Client
 	sleep  func(ctx context.Context, d time.Duration) error
 	retry  chan struct{}
-	// started is when Run began: a fresh state's first sync skips what
-	// is older (sync.go).
-	started time.Time
 
 	// loginMu makes one login at a time (Run's and a Send's before it).
 	loginMu sync.Mutex
@@ -169,6 +166,9 @@ func (a *Adapter) Configure(_ context.Context, cfg schema.Config) error {
 		return err
 	}
 	a.st = st
+	if err := st.begin(c.UserID, time.Now()); err != nil {
+		return err
+	}
 	a.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // stateFile is the plugin's state in its data directory (0600).
@@ -24,6 +25,11 @@ type state struct {
 	DeviceID    string `json:"device_id,omitempty"`
 	AccessToken string `json:"access_token,omitempty"`
 	Since       string `json:"since,omitempty"`
+	// From is when this state began answering (Unix milliseconds): the
+	// plugin's first configuration with no sync position. The first sync
+	// skips the rooms' history written before it and keeps what came
+	// after, even across a restart before that sync stored a position.
+	From int64 `json:"from,omitempty"`
 	// Restored is "device version" of the key backup this device has
 	// read (backup.go): a new device reads it once.
 	Restored string `json:"restored,omitempty"`
@@ -52,6 +58,23 @@ func openStore(dir string) (*store, error) {
 		return nil, errors.New("matrix: " + stateFile + " is damaged (" + err.Error() + "): remove it to log in afresh")
 	}
 	return s, nil
+}
+
+// begin makes the state user's: one of another account (whose device and
+// position are not this one's) starts afresh. One that has not synced yet
+// answers from now (state.From), unless it already has a From: a restart
+// before the first sync stored a position keeps the first one.
+func (s *store) begin(user string, now time.Time) error {
+	st := s.get()
+	if st.UserID == user && (st.Since != "" || st.From != 0) {
+		return nil
+	}
+	return s.update(func(s *state) {
+		if s.UserID != user {
+			*s = state{UserID: user}
+		}
+		s.From = now.UnixMilli()
+	})
 }
 
 func (s *store) get() state {

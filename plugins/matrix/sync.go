@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
@@ -23,7 +22,6 @@ func (a *Adapter) Run(ctx context.Context, inbox channel.Inbox) error {
 	if a.st == nil {
 		return errors.New("matrix: run before configure")
 	}
-	a.started = time.Now()
 	backoff := backoffMin
 	for ctx.Err() == nil {
 		err := a.session(ctx, inbox)
@@ -102,14 +100,6 @@ func (a *Adapter) login(ctx context.Context) (*mautrix.Client, error) {
 		return c, nil
 	}
 	st := a.st.get()
-	if st.UserID != a.cfg.UserID {
-		// Another account than the state's: its device and position are
-		// not this one's.
-		if err := a.st.update(func(s *state) { *s = state{UserID: a.cfg.UserID} }); err != nil {
-			return nil, err
-		}
-		st = a.st.get()
-	}
 	token := a.cfg.AccessToken
 	if token == "" {
 		token = st.AccessToken
@@ -182,8 +172,9 @@ func (a *Adapter) login(ctx context.Context) (*mautrix.Client, error) {
 // joined rooms' messages offered to the host, the sync position stored by
 // the caller only once the host took them all — an invite the host has
 // not answered yet comes again on the next sync. On the first sync of a
-// fresh state (first) the rooms' history — what was written before Run
-// started — is skipped: the bot answers what is written from now on.
+// fresh state (first) the rooms' history — what was written before the
+// plugin was first configured (state.From) — is skipped: the bot answers
+// what is written from then on.
 func (a *Adapter) batch(ctx context.Context, cli *mautrix.Client, inbox channel.Inbox, first bool, resp *mautrix.RespSync) error {
 	var msgs []channel.InboundMessage
 	for room, inv := range resp.Rooms.Invite {
@@ -191,6 +182,7 @@ func (a *Adapter) batch(ctx context.Context, cli *mautrix.Client, inbox channel.
 			msgs = append(msgs, m)
 		}
 	}
+	from := a.st.get().From
 	var last map[id.RoomID]id.EventID = map[id.RoomID]id.EventID{}
 	for room, jr := range resp.Rooms.Join {
 		for _, evt := range jr.State.Events {
@@ -202,7 +194,7 @@ func (a *Adapter) batch(ctx context.Context, cli *mautrix.Client, inbox channel.
 				a.noteState(room, evt)
 				continue
 			}
-			if first && time.UnixMilli(evt.Timestamp).Before(a.started) {
+			if first && evt.Timestamp < from {
 				continue
 			}
 			if evt.Type == event.EventEncrypted && evt.Sender != cli.UserID {

@@ -2,6 +2,9 @@ package matrixtest
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -63,4 +66,56 @@ func containsBody(e *event.Event, s string) bool {
 	_ = e.Content.ParseRaw(e.Type)
 	m := e.Content.AsMessage()
 	return m != nil && m.Body == s
+}
+
+// TestFrontDetachesCancellation: a request whose client hung up runs to
+// its end behind the front — its context is not cancelled with the
+// client's — and the front proxies to the upstream.
+func TestFrontDetachesCancellation(t *testing.T) {
+	t.Parallel()
+	arrived, gone, release, ended := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		ended <- r.Context().Err()
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		go func() { <-r.Context().Done(); close(gone) }()
+		close(arrived)
+		detach(inner).ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := http.DefaultClient.Do(req)
+		done <- err
+	}()
+	<-arrived
+	cancel() // the client hangs up
+	if err := <-done; err == nil {
+		t.Fatal("the cancelled request succeeded")
+	}
+	<-gone // the server saw it go
+	close(release)
+	if err := <-ended; err != nil {
+		t.Errorf("the request's context ended with its client: %v", err)
+	}
+
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok "+r.URL.Path) }))
+	defer up.Close()
+	f, base, err := front(up.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	resp, err := http.Get(base + "/next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "ok /next" {
+		t.Errorf("through the front: %q", b)
+	}
 }
