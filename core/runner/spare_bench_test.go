@@ -1,8 +1,12 @@
 package runner
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/clawhost/clawhost/core/anthropictest"
 )
 
 // BenchmarkNewSessionSpare (issue 84, goal 2): with the real CLI against the fake API and
@@ -128,4 +134,118 @@ func waitIdle(b *testing.B, pid int) {
 		last = now
 	}
 	b.Fatalf("claude %d still busy after 20 s", pid)
+}
+
+// BenchmarkSessionFirstPrompt (issue 84, goal 2: where a new session's first answer
+// goes): one claude (the real CLI against the fake API, started as a spare is, with
+// `initialize`, and left idle) answers a process's first prompt, a second prompt in
+// the same session, then — after `/clear`, which starts a new session in the same
+// process — the new session's first prompt and its second. Each is Write → the first
+// assistant line, p50 over the iterations. If the process's first prompt were what
+// makes a spare's first answer slow (code run for the first time), the new session
+// after /clear would answer as fast as a second prompt; it does not
+// (session-first-p50-ms ≈ process-first-p50-ms): the work is claude's per session.
+func BenchmarkSessionFirstPrompt(b *testing.B) {
+	fake := anthropictest.New()
+	b.Cleanup(fake.Close)
+	var first, second, session, sessionSecond []time.Duration
+	for range b.N {
+		c := startBare(b, fake.URL())
+		first = append(first, c.prompt(b, "first"))
+		second = append(second, c.prompt(b, "second"))
+		c.prompt(b, "/clear")
+		session = append(session, c.prompt(b, "a new session's first"))
+		sessionSecond = append(sessionSecond, c.prompt(b, "its second"))
+		c.stop()
+	}
+	p50 := func(d []time.Duration) float64 {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return float64(s[len(s)/2].Microseconds()) / 1000
+	}
+	b.ReportMetric(p50(first), "process-first-p50-ms")
+	b.ReportMetric(p50(second), "second-p50-ms")
+	b.ReportMetric(p50(session), "session-first-p50-ms")
+	b.ReportMetric(p50(sessionSecond), "session-second-p50-ms")
+	b.ReportMetric(p50(session)/p50(second), "session-first-ratio")
+}
+
+// bareClaude is the real CLI in stream-json, driven directly (not by the runner: it
+// sends /clear, which the runner never does).
+type bareClaude struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+}
+
+func startBare(b *testing.B, api string) *bareClaude {
+	b.Helper()
+	cmd := exec.Command(claudeBin(b), "-p", "--output-format", "stream-json", "--verbose", "--input-format", "stream-json", "--session-id", uuid.NewString())
+	cmd.Env = append(os.Environ(), "HOME="+b.TempDir(), "ANTHROPIC_BASE_URL="+api, "ANTHROPIC_API_KEY=test")
+	cmd.Dir = b.TempDir()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	c := &bareClaude{cmd: cmd, in: in, lines: make(chan string, 64)}
+	go func() {
+		defer close(c.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+	}()
+	if _, err := in.Write(spareInit); err != nil {
+		b.Fatal(err)
+	}
+	c.until(b, `"subtype":"success"`) // the answer to initialize
+	waitIdle(b, cmd.Process.Pid)
+	return c
+}
+
+// prompt sends text and returns the time to claude's first assistant line, once the
+// turn's result came and the process is idle again.
+func (c *bareClaude) prompt(b *testing.B, text string) time.Duration {
+	b.Helper()
+	msg, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text}})
+	start := time.Now()
+	if _, err := c.in.Write(append(msg, '\n')); err != nil {
+		b.Fatal(err)
+	}
+	var first time.Duration
+	for l := range c.lines {
+		if first == 0 && strings.Contains(l, `"type":"assistant"`) {
+			first = time.Since(start)
+		}
+		if strings.Contains(l, `"type":"result"`) {
+			waitIdle(b, c.cmd.Process.Pid)
+			return first
+		}
+	}
+	b.Fatalf("claude ended during %q", text)
+	return 0
+}
+
+// until reads lines until one contains s.
+func (c *bareClaude) until(b *testing.B, s string) {
+	b.Helper()
+	for l := range c.lines {
+		if strings.Contains(l, s) {
+			return
+		}
+	}
+	b.Fatalf("claude ended before %s", s)
+}
+
+func (c *bareClaude) stop() {
+	c.in.Close()
+	_ = c.cmd.Wait()
 }

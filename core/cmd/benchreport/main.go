@@ -219,6 +219,10 @@ var figures = []figure{
 	{Name: "warm turn, first answer p50 (real CLI)", Bench: "BenchmarkNewSessionSpare", Metric: "warm-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "returning evicted chat, first answer p50 (real CLI, resumes)", Bench: "BenchmarkNewSessionSpare", Metric: "evicted-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	{Name: "new session without a spare, first answer p50 (real CLI)", Bench: "BenchmarkNewSessionSpare", Metric: "coldnew-p50-ms", Info: true, Scale: 1, Unit: "ms"},
+	{Name: "one claude: a new session's first prompt (after /clear) ÷ a second prompt, p50", Bench: "BenchmarkSessionFirstPrompt", Metric: "session-first-ratio", Info: true, Scale: 1, Unit: "×"},
+	{Name: "one claude: the process's first prompt, p50 (real CLI)", Bench: "BenchmarkSessionFirstPrompt", Metric: "process-first-p50-ms", Info: true, Scale: 1, Unit: "ms"},
+	{Name: "one claude: a second prompt, p50", Bench: "BenchmarkSessionFirstPrompt", Metric: "second-p50-ms", Info: true, Scale: 1, Unit: "ms"},
+	{Name: "one claude: a new session's first prompt after /clear, p50", Bench: "BenchmarkSessionFirstPrompt", Metric: "session-first-p50-ms", Info: true, Scale: 1, Unit: "ms"},
 	// Measured at ecd61e0, before this work: the goal is "unchanged or
 	// better".
 	{Name: "host RSS added by 10,000 stored sessions", Bench: "BenchmarkGatewaySessionsRSS", Metric: "rss-delta-MB", Goal: sessionsRSSBefore, Max: true, Scale: 1, Unit: "MB"},
