@@ -15,6 +15,7 @@
 //	core/pluginprobe     a plugin checked, described or run outside the pipeline
 //	core/configaudit     clawhost security audit's view of the file
 //	core/reports         the usage ledger and audit trail as the admin endpoint shows them
+//	core/health          the agent and store items of the host's health
 //
 // Packages of the core, by layer (core/archtest enforces the direction;
 // docs/architecture.md lists them all, docs/where-a-change-goes.md says
@@ -53,6 +54,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/agenttools"
 	"github.com/clawhost/clawhost/core/cluster"
+	"github.com/clawhost/clawhost/core/health"
 	"github.com/clawhost/clawhost/core/sandboxreach"
 	"github.com/clawhost/clawhost/core/schedules"
 	"github.com/clawhost/clawhost/core/settings"
@@ -119,8 +121,8 @@ type Host struct {
 	db store.Store
 	// agentHealth and storeHealth are the agent and store items of the
 	// health (/healthz, the status page, clawhost status).
-	agentHealth *agentHealth
-	storeHealth *storeHealth
+	agentHealth *health.Agent
+	storeHealth *health.Store
 	agent       *runner.Runner
 	attach      *attach.Hub // the chats a terminal claude is attached to, in front of agent
 	metrics     *metrics.Metrics
@@ -265,9 +267,9 @@ func (h *Host) provision() error {
 	// left of its claudes' TMPDIRs goes.
 	h.agent.RemoveLeftovers()
 	h.metrics = metrics.New()
-	h.agentHealth = newAgentHealth(h.cfg, h.agent.Config(), h.log)
+	h.agentHealth = health.NewAgent(h.cfg, h.agent.Config(), h.log)
 	warnWarmMemory(h.cfg, h.log)
-	h.storeHealth = &storeHealth{count: h.metrics.StoreError}
+	h.storeHealth = health.NewStore(h.metrics.StoreError)
 	h.schedules = schedules.New(db, h.log.Named("schedule"), func(ctx context.Context, r gateway.ScheduledRun) error { return h.gw.Scheduled(ctx, r) }, schedules.Poll(h.cfg))
 	h.turns = &agentTurns{}
 	h.toolGrants = &pluginToolGrants{}
@@ -284,7 +286,7 @@ func (h *Host) provision() error {
 	gopts := gateway.Options{Ready: h.ready, Detach: func(k sessionkey.Key, m *message.Message) string {
 		return h.attach.Detach(h.gw.Access().Policy(), k.String(), m)
 	},
-		Logger: h.log, Store: healthStore{db, h.storeHealth}, Agent: h.attach, ChatState: h.agent, Ports: h.plugins.Ports(), Observer: hostObserver{h.metrics, h.agentHealth},
+		Logger: h.log, Store: health.Recording(db, h.storeHealth), Agent: h.attach, ChatState: h.agent, Ports: h.plugins.Ports(), Observer: health.Observer{Metrics: h.metrics, Agent: h.agentHealth},
 		Settings: set, MemoryFlush: settings.MemoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
 		Schedules: h.schedules, AgentTools: h.tools.Tools, ToolRun: h.tools.ToolRun,
 		Revoker:       h.pairingAPI("").Revoker(),
@@ -524,7 +526,7 @@ func (h *Host) abort() {
 	cancel() // no grace: kill at once
 	h.tools.Stop(done)
 	_ = h.agent.Close(done)
-	h.agentHealth.stop()
+	h.agentHealth.Stop()
 	h.plugins.Stop()
 	if err := h.db.Close(); err != nil {
 		h.log.Warn("closing the database", "error", err)
@@ -556,7 +558,7 @@ func (h *Host) Shutdown(ctx context.Context) {
 	if err := h.agent.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		h.log.Warn("stopping claude processes", "error", err)
 	}
-	h.agentHealth.stop()
+	h.agentHealth.Stop()
 	if h.cluster != nil {
 		h.cluster.Leave()
 	}

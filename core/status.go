@@ -105,7 +105,7 @@ func (s *statusSource) Snapshot(ctx context.Context) admin.Snapshot {
 		snap.ApprovedSenders, _ = api.ApprovedSenders(ctx)
 	}
 	if h.agentHealth != nil {
-		snap.Agent, snap.Store = h.agentHealth.view(), h.storeHealth.view()
+		snap.Agent, snap.Store = h.agentHealth.View(), h.storeHealth.View()
 	}
 	// Every text in it — a plugin's last error (its panic), a message, an
 	// approval's command — may quote a configured secret.

@@ -125,6 +125,9 @@ var parts = map[string]bool{
 	// (`clawhost channel`): in front of the runner, with its endpoint on
 	// the admin server.
 	"core/attach": true,
+	// core/health is the agent and store items of the host's health (the
+	// status page's), and the store wrapper and observer that feed them.
+	"core/health": true,
 }
 
 func layer(p string) int {

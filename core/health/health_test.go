@@ -1,4 +1,4 @@
-package core
+package health
 
 import (
 	"context"
@@ -29,28 +29,28 @@ import (
 func TestAgentHealth(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_800_000_000, 0)
-	missing := &agentHealth{missing: "agent main: /opt/none/claude not found (no such file or directory)"}
-	if v := missing.view(); v.Ready || v.State != "missing" || v.Action == "" {
+	missing := &Agent{missing: "agent main: /opt/none/claude not found (no such file or directory)"}
+	if v := missing.View(); v.Ready || v.State != "missing" || v.Action == "" {
 		t.Errorf("missing: %+v", v)
 	}
-	a := &agentHealth{path: "/usr/bin/claude", version: doctor.TestedClaudeVersion}
-	if v := a.view(); !v.Ready || v.State != "ready" || v.Action != "" {
+	a := &Agent{path: "/usr/bin/claude", version: doctor.TestedClaudeVersion}
+	if v := a.View(); !v.Ready || v.State != "ready" || v.Action != "" {
 		t.Errorf("ready: %+v", v)
 	}
-	a.turn("auth", now)
-	if v := a.view(); v.Ready || v.State != "not_logged_in" || !v.Since.Equal(now) {
+	a.Turn("auth", now)
+	if v := a.View(); v.Ready || v.State != "not_logged_in" || !v.Since.Equal(now) {
 		t.Errorf("after an auth failure: %+v", v)
 	}
-	a.turn("timeout", now.Add(time.Minute)) // says nothing about the login
-	if v := a.view(); v.Ready {
+	a.Turn("timeout", now.Add(time.Minute)) // says nothing about the login
+	if v := a.View(); v.Ready {
 		t.Errorf("a timeout cleared it: %+v", v)
 	}
-	a.turn("ok", now.Add(2*time.Minute))
-	if v := a.view(); !v.Ready {
+	a.Turn("ok", now.Add(2*time.Minute))
+	if v := a.View(); !v.Ready {
 		t.Errorf("after a turn got through: %+v", v)
 	}
 	a.version = "2.2.0"
-	if v := a.view(); !v.Ready || v.Action == "" {
+	if v := a.View(); !v.Ready || v.Action == "" {
 		t.Errorf("another version: %+v", v)
 	}
 }
@@ -90,9 +90,9 @@ func (f *failingStore) UpdateSession(_ context.Context, _ string, fn func(*store
 func TestStoreHealth(t *testing.T) {
 	t.Parallel()
 	counted := map[string]int{}
-	h := &storeHealth{count: func(op string) { counted[op]++ }}
+	h := &Store{count: func(op string) { counted[op]++ }}
 	f := &failingStore{}
-	s := healthStore{f, h}
+	s := recording{f, h}
 	ctx := context.Background()
 	for _, err := range []error{store.ErrBadTransition, context.Canceled, fmt.Errorf("finish: %w", store.ErrClosed)} {
 		f.fail = err
@@ -100,19 +100,19 @@ func TestStoreHealth(t *testing.T) {
 	}
 	f.fail = nil
 	_, _ = s.UpdateSession(ctx, "k", func(*store.Session, bool) error { return errors.New("the caller's own") })
-	if v := h.view(); v.State != "ok" || v.Errors != 0 {
+	if v := h.View(); v.State != "ok" || v.Errors != 0 {
 		t.Fatalf("not storage failures: %+v", v)
 	}
 	f.fail = errors.New("disk I/O error: database or disk is full")
 	_, _ = s.Accept(ctx, store.Inbound{})
 	_ = s.Finish(ctx, store.FinishRequest{})
-	v := h.view()
+	v := h.View()
 	if v.State != "degraded" || v.Errors != 2 || v.LastError != "finish: disk I/O error: database or disk is full" || v.Action == "" || counted["accept"] != 1 || counted["finish"] != 1 {
 		t.Fatalf("degraded: %+v %v", v, counted)
 	}
 	f.fail = nil
 	_, _ = s.Accept(ctx, store.Inbound{})
-	if v := h.view(); v.State != "ok" || v.Errors != 2 {
+	if v := h.View(); v.State != "ok" || v.Errors != 2 {
 		t.Errorf("after a write that worked: %+v", v)
 	}
 	// An accept committed early counts when its fsync fails.
@@ -121,13 +121,13 @@ func TestStoreHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := h.view(); v.State != "ok" {
+	if v := h.View(); v.State != "ok" {
 		t.Fatalf("before the fsync: %+v", v)
 	}
 	if err := synced(); err == nil {
 		t.Fatal("synced hid the fsync's error")
 	}
-	if v := h.view(); v.State != "degraded" || v.LastError != "accept: fsync: input/output error" || counted["accept"] != 2 {
+	if v := h.View(); v.State != "degraded" || v.LastError != "accept: fsync: input/output error" || counted["accept"] != 2 {
 		t.Errorf("after a failed fsync: %+v %v", v, counted)
 	}
 }
@@ -143,7 +143,7 @@ func TestAgentHealthProbeStops(t *testing.T) {
 	claude := filepath.Join(dir, "claude")
 	sdktest.WriteExecutable(t, claude, []byte("#!/bin/sh\necho $$ > "+started+"\nexec sleep 60\n"), 0o755)
 	cfg := configtest.Load(t, "agent {\n  command = \""+claude+"\"\n}\n")
-	a := newAgentHealth(cfg, runner.Config{Command: claude, Workspace: dir}, nil)
+	a := NewAgent(cfg, runner.Config{Command: claude, Workspace: dir}, nil)
 	var pid int
 	for deadline := time.Now().Add(30 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
 		if b, err := os.ReadFile(started); err == nil && len(b) > 1 {
@@ -153,7 +153,7 @@ func TestAgentHealthProbeStops(t *testing.T) {
 			t.Fatal("the probe never started")
 		}
 	}
-	a.stop()
+	a.Stop()
 	if err := syscall.Kill(pid, 0); err == nil {
 		t.Errorf("the probe (pid %d) outlived stop", pid)
 	}
@@ -177,10 +177,10 @@ func TestAgentHealthSaysNotLoggedIn(t *testing.T) {
 			var log strings.Builder
 			var mu sync.Mutex
 			logger := hclog.New(&hclog.LoggerOptions{Output: lockedWriter{&mu, &log}})
-			a := newAgentHealth(cfg, runner.Config{Command: claude, Workspace: dir}, logger)
-			t.Cleanup(a.stop)
+			a := NewAgent(cfg, runner.Config{Command: claude, Workspace: dir}, logger)
+			t.Cleanup(a.Stop)
 			sdktest.WaitFor(t, "the probe's answer", func() bool {
-				v := a.view()
+				v := a.View()
 				return v.State == "not_logged_in" || v.Auth != ""
 			})
 			mu.Lock()

@@ -1,4 +1,11 @@
-package core
+// Package health is the host's health items for the agent and the store,
+// as the status page, /status.json, /healthz and clawhost status show
+// them: the agent's claude CLI (found, its version, logged in, the last
+// turn's failure that stops every turn) and the store (degraded from a
+// failed write until the next write succeeds). The root package composes
+// them: Recording wraps the store the pipeline writes through, Observer
+// the pipeline's observer.
+package health
 
 import (
 	"context"
@@ -13,17 +20,16 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/doctor"
 	"github.com/clawhost/clawhost/core/internal/installpath"
-	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/metrics"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
 )
 
-// agentHealth is the agent item of the host's health: every agent's
+// Agent is the agent item of the host's health: every agent's
 // claude CLI found, the version of the default agent's, and the last turn
 // failure that says the agent cannot work at all (the CLI missing or not
 // logged in) until a turn gets through again.
-type agentHealth struct {
+type Agent struct {
 	mu      sync.Mutex
 	path    string
 	missing string // why a command is not found; "" all are
@@ -42,22 +48,22 @@ type agentHealth struct {
 	log hclog.Logger
 }
 
-// stop ends the background probe, if one runs, and waits for it.
-func (a *agentHealth) stop() {
+// Stop ends the background probe, if one runs, and waits for it.
+func (a *Agent) Stop() {
 	if a != nil && a.stopProbe != nil {
 		a.stopProbe()
 	}
 }
 
-// newAgentHealth resolves every agent's command (as the runner will) and
+// NewAgent resolves every agent's command (as the runner will) and
 // asks the default one, in the background (a node start, about a second:
 // never on the start's path), its version and whether it is logged in
 // (runner.Config.Probe: `claude auth status`, no turn spent).
-func newAgentHealth(cfg *config.Config, rc runner.Config, log hclog.Logger) *agentHealth {
+func NewAgent(cfg *config.Config, rc runner.Config, log hclog.Logger) *Agent {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	a := &agentHealth{log: log}
+	a := &Agent{log: log}
 	for _, ag := range cfg.AllAgents() {
 		f, err := installpath.FindCommand(ag.Command)
 		if err != nil {
@@ -85,7 +91,7 @@ func newAgentHealth(cfg *config.Config, rc runner.Config, log hclog.Logger) *age
 
 // probe records what the CLI says of itself: a CLI that says it is not
 // logged in makes the agent not ready, until a turn gets through.
-func (a *agentHealth) probe(ctx context.Context, rc runner.Config) {
+func (a *Agent) probe(ctx context.Context, rc runner.Config) {
 	v, auth, err := rc.Probe(ctx, runner.BackgroundNice)
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -111,9 +117,9 @@ func (a *agentHealth) probe(ctx context.Context, rc runner.Config) {
 // not logged in.
 const notLoggedInAction = "log claude in as the user it runs as, with CLAUDE_CONFIG_DIR=<data_dir>/claude (claude /login, or claude setup-token), or give it ANTHROPIC_API_KEY in agent.env"
 
-// turn records a finished turn's outcome: a missing CLI or refused
+// Turn records a finished turn's outcome: a missing CLI or refused
 // credentials make the agent not ready until a turn succeeds.
-func (a *agentHealth) turn(outcome string, now time.Time) {
+func (a *Agent) Turn(outcome string, now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch outcome {
@@ -126,9 +132,9 @@ func (a *agentHealth) turn(outcome string, now time.Time) {
 	}
 }
 
-// view is the agent item as the status page, /status.json, /healthz and
+// View is the agent item as the status page, /status.json, /healthz and
 // clawhost status show it.
-func (a *agentHealth) view() *admin.AgentHealth {
+func (a *Agent) View() *admin.AgentHealth {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	v := &admin.AgentHealth{Ready: true, Path: a.path, Version: a.version, Tested: doctor.TestedClaudeVersion, Since: a.since}
@@ -159,9 +165,9 @@ func (a *agentHealth) view() *admin.AgentHealth {
 	return v
 }
 
-// storeHealth is the store item of the host's health: degraded from a
+// Store is the store item of the host's health: degraded from a
 // failed write until the next write succeeds.
-type storeHealth struct {
+type Store struct {
 	mu      sync.Mutex
 	errors  int
 	lastErr string
@@ -170,7 +176,18 @@ type storeHealth struct {
 	count   func(op string) // clawhost_store_errors_total
 }
 
-func (s *storeHealth) record(op string, err error) {
+// NewStore is a store item that also counts each failed write by its
+// operation (count: clawhost_store_errors_total; nil counts nothing).
+func NewStore(count func(op string)) *Store { return &Store{count: count} }
+
+// Recording is db with every write's outcome recorded in s: the store the
+// pipeline writes through.
+func Recording(db store.Store, s *Store) store.Store { return recording{db, s} }
+
+
+// Record notes the outcome of the write op: a storage failure makes the
+// store degraded, a success ends that.
+func (s *Store) Record(op string, err error) {
 	if err == nil {
 		s.mu.Lock()
 		s.failing = false
@@ -204,7 +221,8 @@ func storageFailure(err error) bool {
 	return true
 }
 
-func (s *storeHealth) view() *admin.StoreHealth {
+// View is the store item as the status page shows it.
+func (s *Store) View() *admin.StoreHealth {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := &admin.StoreHealth{State: "ok", Errors: s.errors, LastError: s.lastErr}
@@ -215,118 +233,96 @@ func (s *storeHealth) view() *admin.StoreHealth {
 	return v
 }
 
-// healthStore is the store the pipeline writes through: every write's
+// recording is the store the pipeline writes through: every write's
 // outcome goes to the store item of the health.
-type healthStore struct {
+type recording struct {
 	store.Store
-	h *storeHealth
+	h *Store
 }
 
-func (s healthStore) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, error) {
+func (s recording) Accept(ctx context.Context, in store.Inbound) (store.AcceptResult, error) {
 	r, err := s.Store.Accept(ctx, in)
-	s.h.record("accept", err)
+	s.h.Record("accept", err)
 	return r, err
 }
 
-func (s healthStore) AcceptEarly(ctx context.Context, in store.Inbound) (store.AcceptResult, func() error, error) {
+func (s recording) AcceptEarly(ctx context.Context, in store.Inbound) (store.AcceptResult, func() error, error) {
 	r, synced, err := store.AcceptEarly(ctx, s.Store, in)
 	if err != nil {
-		s.h.record("accept", err)
+		s.h.Record("accept", err)
 		return r, synced, err
 	}
 	return r, func() error {
 		err := synced()
-		s.h.record("accept", err)
+		s.h.Record("accept", err)
 		return err
 	}, nil
 }
 
-func (s healthStore) Enqueue(ctx context.Context, id int64, key string) error {
+func (s recording) Enqueue(ctx context.Context, id int64, key string) error {
 	err := s.Store.Enqueue(ctx, id, key)
-	s.h.record("enqueue", err)
+	s.h.Record("enqueue", err)
 	return err
 }
 
-func (s healthStore) Begin(ctx context.Context, key string, ids ...int64) error {
+func (s recording) Begin(ctx context.Context, key string, ids ...int64) error {
 	err := s.Store.Begin(ctx, key, ids...)
-	s.h.record("begin", err)
+	s.h.Record("begin", err)
 	return err
 }
 
-func (s healthStore) MarkBegan(ctx context.Context, ids ...int64) error {
+func (s recording) MarkBegan(ctx context.Context, ids ...int64) error {
 	err := s.Store.MarkBegan(ctx, ids...)
-	s.h.record("began", err)
+	s.h.Record("began", err)
 	return err
 }
 
-func (s healthStore) Start(ctx context.Context, ids ...int64) error {
+func (s recording) Start(ctx context.Context, ids ...int64) error {
 	err := s.Store.Start(ctx, ids...)
-	s.h.record("start", err)
+	s.h.Record("start", err)
 	return err
 }
 
-func (s healthStore) Finish(ctx context.Context, req store.FinishRequest) error {
+func (s recording) Finish(ctx context.Context, req store.FinishRequest) error {
 	err := s.Store.Finish(ctx, req)
-	s.h.record("finish", err)
+	s.h.Record("finish", err)
 	return err
 }
 
-func (s healthStore) RecordReply(ctx context.Context, r store.Reply) error {
+func (s recording) RecordReply(ctx context.Context, r store.Reply) error {
 	err := s.Store.RecordReply(ctx, r)
-	s.h.record("record_reply", err)
+	s.h.Record("record_reply", err)
 	return err
 }
 
-func (s healthStore) MarkSent(ctx context.Context, c store.ChunkSent) (store.MarkSentResult, error) {
+func (s recording) MarkSent(ctx context.Context, c store.ChunkSent) (store.MarkSentResult, error) {
 	r, err := s.Store.MarkSent(ctx, c)
-	s.h.record("mark_sent", err)
+	s.h.Record("mark_sent", err)
 	return r, err
 }
 
-func (s healthStore) UpdateSession(ctx context.Context, key string, fn func(*store.Session, bool) error) (store.Session, error) {
+func (s recording) UpdateSession(ctx context.Context, key string, fn func(*store.Session, bool) error) (store.Session, error) {
 	var fnErr error
 	r, err := s.Store.UpdateSession(ctx, key, func(x *store.Session, found bool) error {
 		fnErr = fn(x, found)
 		return fnErr
 	})
 	if fnErr == nil { // an error of fn is the caller's, not the store's
-		s.h.record("update_session", err)
+		s.h.Record("update_session", err)
 	}
 	return r, err
 }
 
-// hostObserver is the pipeline's observer: the metrics, and the agent's
+// Observer is the pipeline's observer: the metrics, and the agent's
 // health from each turn's outcome.
-type hostObserver struct {
+type Observer struct {
 	*metrics.Metrics
-	agent *agentHealth
+	Agent *Agent
 }
 
-func (o hostObserver) Turn(agent string, d time.Duration, outcome string) {
+// Turn implements the pipeline's observer: the turn's metrics, and its
+// outcome for the agent item.
+func (o Observer) Turn(agent string, d time.Duration, outcome string) {
 	o.Metrics.Turn(agent, d, outcome)
-	o.agent.turn(outcome, time.Now())
-}
-
-// warnWarmMemory warns at start when the warm claude processes may hold
-// more than a third of the machine's memory.
-func warnWarmMemory(cfg *config.Config, log interface{ Warn(string, ...any) }) {
-	if w := doctor.WarmMemoryWarning(cfg.Agent, procmem.MemTotal()); w != "" {
-		log.Warn(w)
-	}
-}
-
-// logClaudeCommands says which claude CLI each agent runs and how it was
-// found (PATH, or one of claude's install places): the same lookup with or
-// without make run's PATH, under a service manager too.
-func logClaudeCommands(cfg *config.Config, log hclog.Logger) {
-	seen := map[string]bool{}
-	for _, ag := range cfg.AllAgents() {
-		if seen[ag.Command] {
-			continue
-		}
-		seen[ag.Command] = true
-		if f, err := installpath.FindCommand(ag.Command); err == nil {
-			log.Info("claude CLI", "agent", ag.ID, "path", f.Path, "found", f.Where)
-		}
-	}
+	o.Agent.Turn(outcome, time.Now())
 }
