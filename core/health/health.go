@@ -184,7 +184,6 @@ func NewStore(count func(op string)) *Store { return &Store{count: count} }
 // pipeline writes through.
 func Recording(db store.Store, s *Store) store.Store { return recording{db, s} }
 
-
 // Record notes the outcome of the write op: a storage failure makes the
 // store degraded, a success ends that.
 func (s *Store) Record(op string, err error) {
