@@ -457,18 +457,11 @@ func BenchmarkWarmMemory(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	p50 := func(d []time.Duration) float64 {
-		if len(d) == 0 {
-			return 0
-		}
-		slices.Sort(d)
-		return float64(d[len(d)/2].Microseconds()) / 1000
-	}
-	b.ReportMetric(p50(budget), "budget-p50-ms")
-	b.ReportMetric(p50(all), "allwarm-p50-ms")
-	b.ReportMetric(p50(budget)/p50(all), "p50-ratio")
-	b.ReportMetric(p50(warmLat), "budget-warm-p50-ms")
-	b.ReportMetric(p50(coldLat), "budget-cold-p50-ms")
+	b.ReportMetric(p50ms(budget), "budget-p50-ms")
+	b.ReportMetric(p50ms(all), "allwarm-p50-ms")
+	b.ReportMetric(p50ms(budget)/p50ms(all), "p50-ratio")
+	b.ReportMetric(p50ms(warmLat), "budget-warm-p50-ms")
+	b.ReportMetric(p50ms(coldLat), "budget-cold-p50-ms")
 	b.ReportMetric(float64(len(warmLat))/float64(len(budget)), "warm-share")
 	b.ReportMetric(float64(starts)/float64(turnsRun), "starts/turn")
 }

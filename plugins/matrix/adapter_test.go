@@ -44,6 +44,21 @@ func startHS(t *testing.T) *hs {
 	return h
 }
 
+// aliceDM is a DM Alice opened with the bot and the bot joined (before
+// any plugin runs), with Alice's client.
+func (h *hs) aliceDM(ctx context.Context, t *testing.T) (*mautrix.Client, id.RoomID) {
+	t.Helper()
+	alice := h.srv.Client(h.alice)
+	dm, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{h.bot.UserID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.srv.Client(h.bot).JoinRoomByID(ctx, dm.RoomID); err != nil {
+		t.Fatal(err)
+	}
+	return alice, dm.RoomID
+}
+
 // run configures a fresh adapter with cfg and runs it until the test ends.
 func run(t *testing.T, cfg map[string]any, dir string) (*Adapter, *sdktest.Inbox, *sdktest.Statuses) {
 	t.Helper()
@@ -235,15 +250,8 @@ func TestFreshStateAnswersFromConfigure(t *testing.T) {
 	h := startHS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	alice := h.srv.Client(h.alice)
-	dm, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.srv.Client(h.bot).JoinRoomByID(ctx, dm.RoomID); err != nil {
-		t.Fatal(err)
-	}
-	old, err := alice.SendText(ctx, dm.RoomID, "written before the bot was set up")
+	alice, dm := h.aliceDM(ctx, t)
+	old, err := alice.SendText(ctx, dm, "written before the bot was set up")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +267,7 @@ func TestFreshStateAnswersFromConfigure(t *testing.T) {
 	if err := first.Configure(ctx, schema.Config{Instance: "mx", JSON: js, DataDir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	down, err := alice.SendText(ctx, dm.RoomID, "written while the plugin was down")
+	down, err := alice.SendText(ctx, dm, "written while the plugin was down")
 	if err != nil {
 		t.Fatal(err)
 	}

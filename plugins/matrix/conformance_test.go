@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"maunium.net/go/mautrix"
-	"maunium.net/go/mautrix/id"
-
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -19,14 +16,7 @@ func TestConformance(t *testing.T) {
 	h := startHS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	alice := h.srv.Client(h.alice)
-	dm, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.srv.Client(h.bot).JoinRoomByID(ctx, dm.RoomID); err != nil {
-		t.Fatal(err)
-	}
+	alice, dm := h.aliceDM(ctx, t)
 	cfg, _ := json.Marshal(map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken})
 	sdktest.Conformance(t, sdktest.ConformanceConfig{
 		New:           func(t *testing.T) sdk.Plugin { return Plugin() },
@@ -36,10 +26,10 @@ func TestConformance(t *testing.T) {
 		Inject: func(t *testing.T, text string) string {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			if _, err := alice.SendText(ctx, dm.RoomID, text); err != nil {
+			if _, err := alice.SendText(ctx, dm, text); err != nil {
 				t.Fatal(err)
 			}
-			return dm.RoomID.String()
+			return dm.String()
 		},
 	})
 }
