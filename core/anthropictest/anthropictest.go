@@ -70,6 +70,13 @@ func (s *Server) Enqueue(replies ...Reply) {
 	s.mu.Unlock()
 }
 
+// Queued is the number of enqueued replies no request has taken yet.
+func (s *Server) Queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
 // SetResponder sets the func used when the queue is empty; nil restores echo mode.
 func (s *Server) SetResponder(r Responder) {
 	s.mu.Lock()

@@ -9,6 +9,7 @@ package e2e
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"hash/crc32"
 	"os"
@@ -31,12 +32,24 @@ func bashRun(script string) []anthropictest.Reply {
 	}
 }
 
-// postIn delivers an inbound DM from sender in its own chat and waits for
-// the answer; it returns the record index after it.
+// say delivers an inbound DM from sender in its own chat and waits for
+// the turn: every reply enqueued for it answered, and a send to the chat.
 func (h *clHost) say(sender, text string) {
 	h.t.Helper()
 	from := h.mark()
+	// The turn takes every reply enqueued for it (one, an echo, if none
+	// is): the last one answered, its tools ran. The first send alone
+	// can be a tool call's text ("Running."), sent before the tool runs.
+	// A command (/new) is the host's: no request.
+	last := h.fake.Count() + max(h.fake.Queued(), 1)
 	h.post(sender, text)
+	if !strings.HasPrefix(text, "/") {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		if _, err := h.fake.WaitDone(ctx, last); err != nil {
+			h.t.Fatalf("%s's %q: %v", sender, text, err)
+		}
+	}
 	h.waitSend("chat-"+sender, from, 90*time.Second)
 }
 

@@ -871,7 +871,8 @@ func TestClaudeHostScheduleMessage(t *testing.T) {
 // checkNoTokenInArgv: the warm claude and its schedule bridge carry the
 // tool's token nowhere on their command lines (which every local account
 // reads in /proc): claude's --mcp-config names a 0600 file in runDir, and
-// the bridge gets the token in its environment.
+// the bridge gets the token in its environment. The bridge is told from
+// other hosts' (tests run side by side) by the socket in its environment.
 func checkNoTokenInArgv(t *testing.T, runDir string) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(runDir, "mcp-*.json"))
@@ -891,9 +892,9 @@ func checkNoTokenInArgv(t *testing.T, runDir string) {
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	token := cfg.MCPServers["clawhost"].Env["CLAWHOST_AGENT_TOKEN"]
-	if len(token) < 32 {
-		t.Fatalf("no token in the MCP config's env: %s", b)
+	token, socket := cfg.MCPServers["clawhost"].Env["CLAWHOST_AGENT_TOKEN"], cfg.MCPServers["clawhost"].Env["CLAWHOST_AGENT_SOCKET"]
+	if len(token) < 32 || socket == "" {
+		t.Fatalf("no token or socket in the MCP config's env: %s", b)
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	var claude, bridge bool
@@ -913,8 +914,11 @@ func checkNoTokenInArgv(t *testing.T, runDir string) {
 			}
 		}
 		if len(argv) == 2 && argv[1] == "mcp-schedule" {
-			bridge = true
 			env, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "environ"))
+			if !strings.Contains(string(env), "\x00CLAWHOST_AGENT_SOCKET="+socket+"\x00") {
+				continue // another host's (the tests run side by side)
+			}
+			bridge = true
 			if !strings.Contains(string(env), "CLAWHOST_AGENT_TOKEN="+token) {
 				t.Errorf("the bridge %s has no token in its environment", p)
 			}
