@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/storetest"
 )
 
 // payload is a typical normalized message (~300 bytes of JSON).
@@ -150,7 +151,7 @@ func BenchmarkSessionGet(b *testing.B) {
 	defer d.Close()
 	ctx := context.Background()
 	for i := range 10_000 {
-		putSession(b, d, benchSession(i))
+		storetest.PutSession(b, d, benchSession(i))
 	}
 	var seq atomic.Int64
 	b.ReportAllocs()
@@ -227,7 +228,7 @@ func BenchmarkSessionsRSS(b *testing.B) {
 		debug.FreeOSMemory()
 		idle := vmRSS(b)
 		for i := range 10_000 {
-			putSession(b, d, benchSession(i))
+			storetest.PutSession(b, d, benchSession(i))
 		}
 		for i := range 10_000 {
 			if _, err := d.Session(ctx, benchSession(i).Key); err != nil {

@@ -19,9 +19,9 @@ func testHistory(t *testing.T, e *env) {
 	t0 := e.clk.Now()
 	accept := func(chat, thread string, i int) int64 {
 		t.Helper()
-		in := msg(i)
+		in := Msg(i)
 		in.ChatID, in.ThreadID = chat, thread
-		id := mustAccept(t, s, in)
+		id := MustAccept(t, s, in)
 		e.clk.Advance(time.Second)
 		return id
 	}

@@ -25,7 +25,7 @@ func testReplySession(t *testing.T, e *env) {
 	}
 	started := func(i int) int64 {
 		t.Helper()
-		id := mustAccept(t, s, msg(i))
+		id := MustAccept(t, s, Msg(i))
 		if err := s.Enqueue(ctx, id, "k"); err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ func testLedger(t *testing.T, e *env) {
 	t0 := e.clk.Now()
 	turn := func(i int, u *store.TurnUsage) int64 {
 		t.Helper()
-		id := mustAccept(t, s, msg(i))
+		id := MustAccept(t, s, Msg(i))
 		if err := s.Enqueue(ctx, id, "k"); err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func recordClaudeCosts(t *testing.T, ctx context.Context, s store.Store) {
 		t.Fatal(err)
 	}
 	for i, c := range []store.ClaudeCost{{Key: "k", Of: "c1", USD: 0.84}, {Key: "k", Of: "c0", USD: 9}, {Key: "gone", Of: "c1", USD: 9}} {
-		id := mustAccept(t, s, msg(10+i))
+		id := MustAccept(t, s, Msg(10+i))
 		if err := s.Enqueue(ctx, id, "k"); err != nil {
 			t.Fatal(err)
 		}
