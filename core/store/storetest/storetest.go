@@ -156,6 +156,20 @@ func MustAccept(t testing.TB, d store.Store, in store.Inbound) int64 {
 	return r.ID
 }
 
+// mustStart accepts in, queues it under key and starts it: a running
+// turn's entry.
+func mustStart(t testing.TB, d store.Store, in store.Inbound, key string) int64 {
+	t.Helper()
+	id := MustAccept(t, d, in)
+	if err := d.Enqueue(context.Background(), id, key); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 // PutSession stores s as it is (CreatedAt and UpdatedAt become now).
 func PutSession(t testing.TB, d store.Store, s store.Session) {
 	t.Helper()
