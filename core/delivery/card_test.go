@@ -300,9 +300,7 @@ func TestTurnCardWithFileAfterRestart(t *testing.T) {
 	id2 := f.entry()
 	rec := p.Reply
 	rec.JournalID, rec.DraftID = id2, "1"
-	if err := f.db.RecordReply(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	f.record(rec)
 	if _, err := f.db.MarkSent(ctx, store.ChunkSent{JournalID: id2, Index: 0, PlatformIDs: []string{"1"}}); err != nil {
 		t.Fatal(err)
 	}
