@@ -241,6 +241,11 @@ func (f *fixture) entry() int64 {
 	return res.ID
 }
 
+// draft starts a draft for entry id of session k, nothing shown yet.
+func (f *fixture) draft(id int64) *Draft {
+	return f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+}
+
 // deliver delivers the Markdown reply text to entry id of session k.
 func (f *fixture) deliver(id int64, text string) {
 	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: text, Format: channel.FormatMarkdown})
@@ -428,7 +433,7 @@ func TestDraftIsEditedIntoTheReply(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	id := f.entry()
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Update("Hel")
 	dr.Update("Hello wor") // within the second: held back
 	dr.Stop()
@@ -445,7 +450,7 @@ func TestDraftEditFailureSendsTheReplyNormally(t *testing.T) {
 	f := newFixture(t, 100)
 	f.ch.editErr = &channel.Error{Code: channel.CodeUnsupported}
 	id := f.entry()
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Update("Hel")
 	dr.Stop()
 	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})

@@ -53,7 +53,7 @@ func TestDraftIsRecordedBeforeItIsSent(t *testing.T) {
 	f.ch.onSend = func(channel.SendRequest) {
 		during, _ = f.db.LiveOutput(context.Background(), id)
 	}
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Update("Hel")
 	dr.Stop()
 	if len(during) != 1 || during[0].Kind != store.LiveDraft || during[0].Text != "Hel" || during[0].Confirmed() {
@@ -634,7 +634,7 @@ func TestStoppedDraftIsMarked(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	id := f.entry()
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Update("The answer is")
 	dr.Interrupted("(stopped)")
 	calls := f.ch.log()
@@ -649,7 +649,7 @@ func TestStoppedDraftIsMarked(t *testing.T) {
 	if n := len(f.ch.log()); n != 2 {
 		t.Errorf("%d calls after the mark", n)
 	}
-	empty := f.d.NewDraft(sk("k"), f.entry(), tgt, store.Live{})
+	empty := f.draft(f.entry())
 	empty.Interrupted("(stopped)")
 	if n := len(f.ch.log()); n != 2 {
 		t.Errorf("a draft never shown was edited")
@@ -666,7 +666,7 @@ func TestUncertainDraftSendIsToldNotRepeatedSilently(t *testing.T) {
 	f := newFixture(t, 400)
 	f.ch.answersLost = 1
 	id := f.entry()
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Update("Hello")
 	dr.Update("Hello wor") // held back: the draft was given up
 	dr.Stop()
