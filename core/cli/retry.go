@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"time"
-
 )
 
 // retry is `clawhost retry INSTANCE`: ask the running host to call the
