@@ -184,10 +184,11 @@ var mechanisms = map[string]string{
 // harnesses are test support packages: they may import "testing", and
 // production code must not import them.
 var harnesses = map[string]bool{
-	"sdk/sdktest":                true,
-	"core/store/storetest":       true,
-	"core/store/postgres/pgtest": true,
-	"core/config/configtest":     true,
+	"sdk/sdktest":                        true,
+	"core/store/storetest":               true,
+	"core/store/storetest/migrationtest": true,
+	"core/store/postgres/pgtest":         true,
+	"core/config/configtest":             true,
 	// Only tests import them; they live in core/internal to stay private.
 	"core/internal/testbin":           true,
 	"core/internal/tstime/tstimetest": true,

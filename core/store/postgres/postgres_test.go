@@ -13,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core/store/postgres"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 	"github.com/clawhost/clawhost/core/store/storetest"
+	"github.com/clawhost/clawhost/core/store/storetest/migrationtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -220,7 +221,7 @@ func TestMigrationAgentKeys(t *testing.T) {
 	url := pgtest.Cluster(t).NewDatabase(t)
 	ctx := context.Background()
 	d := open(t, url, nil)
-	storetest.SeedAgentKeys(t, d)
+	migrationtest.SeedAgentKeys(t, d)
 	// Back to schema 5: no running totals with sessions (10), no sender
 	// names with pairing codes (9), no audit trail (8), no ledger (7),
 	// session keys without their agent (6).
@@ -232,7 +233,7 @@ func TestMigrationAgentKeys(t *testing.T) {
 	}
 	d.Close()
 	d = open(t, url, nil)
-	storetest.CheckAgentKeys(t, d)
+	migrationtest.CheckAgentKeys(t, d)
 }
 
 // undoMigration13 takes a database back from schema 13 to 12: journal
@@ -267,7 +268,7 @@ func TestMigrationTurnCosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	for i, r := range storetest.TurnCostRows {
+	for i, r := range migrationtest.TurnCostRows {
 		if _, err := d.Pool().Exec(ctx, `INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
 			cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome) VALUES ($1, $2, 'main', 'tg', $3, 'tg:1', 'opus', 100000, 1000, 0, 0, $4, 1, $5)`,
 			i+1, t0.Add(time.Duration(i)*time.Minute).UnixNano(), r.Chat, r.Total, r.Outcome); err != nil {
@@ -276,5 +277,5 @@ func TestMigrationTurnCosts(t *testing.T) {
 	}
 	d.Close()
 	d = open(t, url, nil)
-	storetest.CheckTurnCosts(t, d)
+	migrationtest.CheckTurnCosts(t, d)
 }

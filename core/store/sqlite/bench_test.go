@@ -7,12 +7,12 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/storetest"
 )
@@ -176,21 +176,14 @@ func BenchmarkSessionUpdate(b *testing.B) {
 	})
 }
 
-// vmRSS returns the resident set size from /proc/self/status, in bytes.
+// vmRSS returns this process's resident set size, in bytes.
 func vmRSS(tb testing.TB) int64 {
 	tb.Helper()
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		tb.Skipf("no /proc/self/status: %v", err)
+	u, ok := procmem.Read(os.Getpid())
+	if !ok {
+		tb.Skip("no resident set size (/proc/self/statm)")
 	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024
-		}
-	}
-	tb.Skip("VmRSS not found")
-	return 0
+	return u.RSS
 }
 
 // BenchmarkSessionsRSS measures the resident memory added by 10,000 stored

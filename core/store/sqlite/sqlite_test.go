@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/storetest"
+	"github.com/clawhost/clawhost/core/store/storetest/migrationtest"
 )
 
 // TestConformance runs the store contract's conformance suite against
@@ -172,7 +173,7 @@ func TestMigrationAgentKeys(t *testing.T) {
 	dir := t.TempDir()
 	clk := storetest.NewClock()
 	d := openTest(t, dir, clk)
-	storetest.SeedAgentKeys(t, d)
+	migrationtest.SeedAgentKeys(t, d)
 	for _, q := range append(slices.Concat(undoMigration17, undoMigration15, undoMigration14, undoMigration13, undoMigration12, undoMigration11), `PRAGMA user_version = 9`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatal(err)
@@ -180,7 +181,7 @@ func TestMigrationAgentKeys(t *testing.T) {
 	}
 	d.Close()
 	d = openTest(t, dir, clk)
-	storetest.CheckAgentKeys(t, d)
+	migrationtest.CheckAgentKeys(t, d)
 }
 
 // undoMigration9 takes a database back from schema 9 to 8.
@@ -640,7 +641,7 @@ func TestMigrationTurnCosts(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	for i, r := range storetest.TurnCostRows {
+	for i, r := range migrationtest.TurnCostRows {
 		if _, err := d.wdbExec(fmt.Sprintf(`INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
 			cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome) VALUES (%d, %d, 'main', 'tg', '%s', 'tg:1', 'opus', 100000, 1000, 0, 0, %v, 1, '%s')`,
 			i+1, clk.Now().Add(time.Duration(i)*time.Minute).UnixNano(), r.Chat, r.Total, r.Outcome)); err != nil {
@@ -649,5 +650,5 @@ func TestMigrationTurnCosts(t *testing.T) {
 	}
 	d.Close()
 	d = openTest(t, dir, clk)
-	storetest.CheckTurnCosts(t, d)
+	migrationtest.CheckTurnCosts(t, d)
 }

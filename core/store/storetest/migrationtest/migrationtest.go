@@ -1,4 +1,9 @@
-package storetest
+// Package migrationtest holds what the engines' migration tests share:
+// each takes a database back to an older schema with its own SQL, writes
+// what that schema held, reopens the store (which migrates) and checks the
+// result through the store contract with the helpers here, the same
+// expectations for every engine.
+package migrationtest
 
 import (
 	"context"
@@ -7,11 +12,6 @@ import (
 
 	"github.com/clawhost/clawhost/core/store"
 )
-
-// The engines' migration tests take a database back to an older schema
-// with engine SQL, write what that schema held, reopen the store (which
-// migrates) and check the result through the contract with the helpers
-// below: the same expectations for every engine.
 
 // The session keys of the agent-keys migration: OldKey as a database made
 // before session keys carried the agent stored it, AgentKey after.
@@ -31,7 +31,11 @@ func SeedAgentKeys(t testing.TB, s store.Store) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Enqueue(ctx, MustAccept(t, s, Msg(1)), OldKey); err != nil {
+	res, err := s.Accept(ctx, store.Inbound{Instance: "tg", ChatID: "5", MessageID: "1", Message: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Enqueue(ctx, res.ID, OldKey); err != nil {
 		t.Fatal(err)
 	}
 }
