@@ -171,6 +171,8 @@ var views = map[string]string{
 	"core/usage":      "core/store",
 	// core/config/configtest loads a test's configuration (a harness).
 	"core/config/configtest": "core/config",
+	// core/store/sqlite/sqlitetest opens the SQLite store for a test (a harness).
+	"core/store/sqlite/sqlitetest": "core/store/sqlite",
 }
 
 // mechanisms are leaves another leaf drives: the key may import the value, which imports
@@ -188,6 +190,7 @@ var harnesses = map[string]bool{
 	"core/store/storetest":               true,
 	"core/store/storetest/migrationtest": true,
 	"core/store/postgres/pgtest":         true,
+	"core/store/sqlite/sqlitetest":       true,
 	"core/config/configtest":             true,
 	// Only tests import them; they live in core/internal to stay private.
 	"core/internal/testbin":           true,

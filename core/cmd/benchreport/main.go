@@ -60,7 +60,6 @@ type figure struct {
 // (figures.tsv).
 var figures = mustParseFigures(figuresTSV)
 
-
 // processBench is the benchmark that measures the turn rows at storage {
 // durability = "process" } (Process).
 const processBench = "BenchmarkOutboundDurability"
