@@ -118,18 +118,10 @@ func report(w io.Writer, res map[string]map[string][]float64) (failed, judged in
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FIGURE\tGOAL\tVALUE\tPROCESS\tRESULT")
 	for _, f := range figures {
-		goal := "—"
-		if !f.Info {
-			op := "≥"
-			if f.Max {
-				op = "≤"
-			}
-			goal = op + " " + num(f.Goal/f.Scale, f.Unit)
-		}
 		vals := res[f.Bench][f.Metric]
 		base := res[f.Base][f.Metric]
 		if len(vals) == 0 || f.Base != "" && len(base) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Name, goal, "—", processValue(f, res), "not run")
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Name, f.goal(), "—", processValue(f, res), "not run")
 			continue
 		}
 		v := median(vals)
@@ -139,17 +131,13 @@ func report(w io.Writer, res map[string]map[string][]float64) (failed, judged in
 		verdict := "info"
 		if !f.Info {
 			judged++
-			ok := v >= f.Goal
-			if f.Max {
-				ok = v <= f.Goal
-			}
 			verdict = "pass"
-			if !ok {
+			if !meets(f, v) {
 				verdict = "FAIL"
 				failed++
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Name, goal, num(v/f.Scale, f.Unit), processValue(f, res), verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Name, f.goal(), num(v/f.Scale, f.Unit), processValue(f, res), verdict)
 	}
 	tw.Flush()
 	return failed, judged
@@ -167,14 +155,6 @@ func reportBeside(w io.Writer, figs []figure, base, res map[string]map[string][]
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "FIGURE\tGOAL\t%s\tTREE\tCHANGE\t%s PROCESS\tTREE PROCESS\tRESULT\n", strings.ToUpper(name), strings.ToUpper(name))
 	for _, f := range figs {
-		goal := "—"
-		if !f.Info {
-			op := "≥"
-			if f.Max {
-				op = "≤"
-			}
-			goal = op + " " + num(f.Goal/f.Scale, f.Unit)
-		}
 		bv, tv := base[f.Bench][f.Metric], res[f.Bench][f.Metric]
 		bs, ts, change, verdict := "—", "—", "—", "not run"
 		var b, t float64
@@ -202,13 +182,26 @@ func reportBeside(w io.Writer, figs []figure, base, res map[string]map[string][]
 				marked = true
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, goal, bs, ts, change, processValue(f, base), processValue(f, res), verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, f.goal(), bs, ts, change, processValue(f, base), processValue(f, res), verdict)
 	}
 	tw.Flush()
 	if marked {
 		fmt.Fprintf(w, "\n* the benchmark's own code differs between %s and the tree: the change is partly the measurement's\n", name)
 	}
 	return failed, judged
+}
+
+// goal is f's GOAL column: "≤ 1.00 ms", "≥ 10000 msg/s"; "—" for
+// information.
+func (f figure) goal() string {
+	if f.Info {
+		return "—"
+	}
+	op := "≥"
+	if f.Max {
+		op = "≤"
+	}
+	return op + " " + num(f.Goal/f.Scale, f.Unit)
 }
 
 // meets reports whether v keeps f's goal.
