@@ -9,6 +9,7 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/core/store/sqlite/sqlitetest"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -18,11 +19,7 @@ import (
 func TestAllowlistWarnsAboutApprovals(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t, filepath.Join(dir, "db"), sqlite.Options{})
 	ctx := context.Background()
 	for _, id := range []string{"5", "6"} {
 		r, _ := db.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: id})

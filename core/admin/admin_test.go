@@ -166,8 +166,20 @@ type request struct {
 	header                   map[string]string
 }
 
-// do sends req to s and returns the status and body.
+// do sends req to s and returns the status, body and header.
 func do(t *testing.T, s *Server, req request) (int, string, http.Header) {
+	t.Helper()
+	return doWith(t, s, req, http.DefaultClient)
+}
+
+// doNoRedirect is do without following redirects.
+func doNoRedirect(t *testing.T, s *Server, req request) (int, string, http.Header) {
+	t.Helper()
+	return doWith(t, s, req, &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }})
+}
+
+// doWith sends req to s with client.
+func doWith(t *testing.T, s *Server, req request, client *http.Client) (int, string, http.Header) {
 	t.Helper()
 	if req.method == "" {
 		req.method = http.MethodGet
@@ -180,7 +192,7 @@ func do(t *testing.T, s *Server, req request) (int, string, http.Header) {
 		r.Host = req.host
 	}
 	setHeaders(r, req.header)
-	resp, err := http.DefaultClient.Do(r)
+	resp, err := client.Do(r)
 	if err != nil {
 		t.Fatalf("%s %s: %v", req.method, req.path, err)
 	}
@@ -190,6 +202,17 @@ func do(t *testing.T, s *Server, req request) (int, string, http.Header) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, string(body), resp.Header
+}
+
+// get fetches path from s and fails the test unless the answer is 200 OK;
+// it returns the body and header.
+func get(t *testing.T, s *Server, path string) (string, http.Header) {
+	t.Helper()
+	code, body, hdr := do(t, s, request{path: path})
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: status %d, body:\n%s", path, code, body)
+	}
+	return body, hdr
 }
 
 // setHeaders sets hdr on r, and the test token unless hdr has an
@@ -208,10 +231,7 @@ func setHeaders(r *http.Request, hdr map[string]string) {
 func TestStatusPage(t *testing.T) {
 	t.Parallel()
 	s := start(t, Options{Source: &fakeSource{snap: sampleSnapshot()}})
-	code, body, hdr := do(t, s, request{path: "/"})
-	if code != http.StatusOK {
-		t.Fatalf("status %d, body:\n%s", code, body)
-	}
+	body, hdr := get(t, s, "/")
 	if ct := hdr.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
 		t.Errorf("Content-Type %q", ct)
 	}
@@ -262,10 +282,7 @@ func TestStatusPage(t *testing.T) {
 func TestStatusPageEmpty(t *testing.T) {
 	t.Parallel()
 	s := start(t, Options{Source: &fakeSource{}})
-	code, body, _ := do(t, s, request{path: "/"})
-	if code != http.StatusOK {
-		t.Fatalf("status %d", code)
-	}
+	body, _ := get(t, s, "/")
 	for _, want := range []string{"No plugin enabled.", "No sessions.", "No warm process.", "No recent errors.", "version unknown"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
@@ -358,10 +375,7 @@ func TestStatusJSON(t *testing.T) {
 	t.Parallel()
 	want := sampleSnapshot()
 	s := start(t, Options{Source: &fakeSource{snap: want}})
-	code, body, hdr := do(t, s, request{path: "/status.json"})
-	if code != http.StatusOK {
-		t.Fatalf("status %d: %s", code, body)
-	}
+	body, hdr := get(t, s, "/status.json")
 	if ct := hdr.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("Content-Type %q", ct)
 	}

@@ -75,10 +75,7 @@ func TestStatusPageAttention(t *testing.T) {
 	t.Parallel()
 	src := &fakeSource{snap: attentionSnapshot("2@first,payload==")}
 	s := start(t, Options{Source: src})
-	code, body, hdr := do(t, s, request{path: "/"})
-	if code != http.StatusOK {
-		t.Fatalf("status %d:\n%s", code, body)
-	}
+	body, hdr := get(t, s, "/")
 	raw, inst := imgData(t, body)
 	if inst != "wa" {
 		t.Fatalf("QR image for %s", inst)
@@ -218,28 +215,6 @@ func TestRetry(t *testing.T) {
 	if code, _, _ := doNoRedirect(t, none, request{method: http.MethodPost, path: "/plugins/wa/retry"}); code != http.StatusNotFound {
 		t.Errorf("without a Retrier: %d, want 404", code)
 	}
-}
-
-// doNoRedirect is do without following redirects.
-func doNoRedirect(t *testing.T, s *Server, req request) (int, string, http.Header) {
-	t.Helper()
-	r, err := http.NewRequest(req.method, "http://"+s.Addr()+req.path, strings.NewReader(req.body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if req.host != "" {
-		r.Host = req.host
-	}
-	setHeaders(r, req.header)
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var b bytes.Buffer
-	_, _ = b.ReadFrom(resp.Body)
-	return resp.StatusCode, b.String(), resp.Header
 }
 
 // TestPausedOnThePage: while claude's limit pauses the turns, the status

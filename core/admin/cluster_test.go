@@ -35,10 +35,7 @@ func clusterSnapshot() Snapshot {
 func TestStatusPageCluster(t *testing.T) {
 	t.Parallel()
 	s := start(t, Options{Source: &fakeSource{snap: clusterSnapshot()}})
-	code, body, _ := do(t, s, request{path: "/"})
-	if code != http.StatusOK {
-		t.Fatalf("status %d, body:\n%s", code, body)
-	}
+	body, _ := get(t, s, "/")
 	for _, want := range []string{
 		"hosts live: <b class=\"bad\">2/3</b>",
 		"<h2>Hosts</h2>", "this host: <b>h1</b>", "one postgres database",

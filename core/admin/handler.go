@@ -293,15 +293,7 @@ func (h *handler) pendingPairings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	codes, err := h.pairing.PendingPairings(r.Context())
-	if err != nil {
-		h.log.Error("list pending pairings", "error", err)
-		writeJSON(w, http.StatusInternalServerError, errorBody{"listing pending pairings failed"})
-		return
-	}
-	if codes == nil {
-		codes = []PairingCode{}
-	}
-	writeJSON(w, http.StatusOK, codes)
+	writeRows(h, w, codes, err, "list pending pairings", "listing pending pairings failed")
 }
 
 // approvePairing serves POST /pairing/approve with the code in a form
@@ -346,15 +338,7 @@ func (h *handler) approvedSenders(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list, err := h.pairing.ApprovedSenders(r.Context())
-	if err != nil {
-		h.log.Error("list approved senders", "error", err)
-		writeJSON(w, http.StatusInternalServerError, errorBody{"listing approved senders failed"})
-		return
-	}
-	if list == nil {
-		list = []ApprovedSender{}
-	}
-	writeJSON(w, http.StatusOK, list)
+	writeRows(h, w, list, err, "list approved senders", "listing approved senders failed")
 }
 
 // revokeSender serves POST /pairing/revoke with the sender in a form
@@ -466,6 +450,20 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v) // the client went away; nothing to do
+}
+
+// writeRows answers a read of rows: 500 when it failed (logged as doing,
+// told as failed), else the rows as JSON, [] for none.
+func writeRows[T any](h *handler, w http.ResponseWriter, rows []T, err error, doing, failed string) {
+	if err != nil {
+		h.log.Error(doing, "error", err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{failed})
+		return
+	}
+	if rows == nil {
+		rows = []T{}
+	}
+	writeJSON(w, http.StatusOK, rows)
 }
 
 // serveAttach hands an authenticated upgrade to the attach endpoint. The

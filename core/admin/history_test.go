@@ -74,10 +74,7 @@ func TestUsageDailyJSON(t *testing.T) {
 	t.Parallel()
 	l := historyLedger()
 	s := startHistory(t, l)
-	code, body, _ := do(t, s, request{path: "/usage/daily.json?days=7"})
-	if code != http.StatusOK {
-		t.Fatalf("status %d: %s", code, body)
-	}
+	body, _ := get(t, s, "/usage/daily.json?days=7")
 	var d Daily
 	if err := json.Unmarshal([]byte(body), &d); err != nil {
 		t.Fatal(err)

@@ -61,50 +61,40 @@ func since(r *http.Request) (time.Time, bool) {
 	return t, err == nil
 }
 
-// usageJSON serves GET /usage.json?since=RFC3339: the ledger's rows.
-func (h *handler) usageJSON(w http.ResponseWriter, r *http.Request) {
+// reportsSince reads a report's ?since for r; false when it answered
+// instead: 404 (unavailable) without the reports, 400 when since is not a
+// time.
+func (h *handler) reportsSince(w http.ResponseWriter, r *http.Request, unavailable string) (time.Time, bool) {
 	from, ok := since(r)
 	switch {
 	case h.reports == nil:
-		writeJSON(w, http.StatusNotFound, errorBody{"usage is not available"})
-		return
+		writeJSON(w, http.StatusNotFound, errorBody{unavailable})
+		return time.Time{}, false
 	case !ok:
 		writeJSON(w, http.StatusBadRequest, errorBody{"since is not an RFC 3339 time"})
+		return time.Time{}, false
+	}
+	return from, true
+}
+
+// usageJSON serves GET /usage.json?since=RFC3339: the ledger's rows.
+func (h *handler) usageJSON(w http.ResponseWriter, r *http.Request) {
+	from, ok := h.reportsSince(w, r, "usage is not available")
+	if !ok {
 		return
 	}
 	rows, err := h.reports.Usage(r.Context(), from)
-	if err != nil {
-		h.log.Error("read the usage ledger", "error", err)
-		writeJSON(w, http.StatusInternalServerError, errorBody{"reading the usage ledger failed"})
-		return
-	}
-	if rows == nil {
-		rows = []UsageRecord{}
-	}
-	writeJSON(w, http.StatusOK, rows)
+	writeRows(h, w, rows, err, "read the usage ledger", "reading the usage ledger failed")
 }
 
 // auditJSON serves GET /audit.json?since=RFC3339&kind=K: the trail.
 func (h *handler) auditJSON(w http.ResponseWriter, r *http.Request) {
-	from, ok := since(r)
-	switch {
-	case h.reports == nil:
-		writeJSON(w, http.StatusNotFound, errorBody{"the audit trail is not available"})
-		return
-	case !ok:
-		writeJSON(w, http.StatusBadRequest, errorBody{"since is not an RFC 3339 time"})
+	from, ok := h.reportsSince(w, r, "the audit trail is not available")
+	if !ok {
 		return
 	}
 	rows, err := h.reports.Audit(r.Context(), from, r.URL.Query().Get("kind"))
-	if err != nil {
-		h.log.Error("read the audit trail", "error", err)
-		writeJSON(w, http.StatusInternalServerError, errorBody{"reading the audit trail failed"})
-		return
-	}
-	if rows == nil {
-		rows = []AuditEntry{}
-	}
-	writeJSON(w, http.StatusOK, rows)
+	writeRows(h, w, rows, err, "read the audit trail", "reading the audit trail failed")
 }
 
 // sessionsJSON serves GET /sessions.json: the stored sessions.
@@ -114,15 +104,7 @@ func (h *handler) sessionsJSON(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rows, err := h.reports.Sessions(r.Context())
-	if err != nil {
-		h.log.Error("read the sessions", "error", err)
-		writeJSON(w, http.StatusInternalServerError, errorBody{"reading the sessions failed"})
-		return
-	}
-	if rows == nil {
-		rows = []SessionRow{}
-	}
-	writeJSON(w, http.StatusOK, rows)
+	writeRows(h, w, rows, err, "read the sessions", "reading the sessions failed")
 }
 
 // Usage is the usage ledger as the status page shows it: what turns cost

@@ -16,6 +16,7 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/core/store/sqlite/sqlitetest"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -43,11 +44,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, set Settings, ws map[string]Workspace) *fixture {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := sqlitetest.Open(t, t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
 	f := &fixture{db: db, set: set, ws: ws, running: map[sessionkey.Key]bool{}}
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	f.a = New(Options{Store: db, Meta: session.NewCache(16), Now: func() time.Time { return now },

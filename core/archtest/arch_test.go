@@ -174,6 +174,8 @@ var views = map[string]string{
 	"core/usage":      "core/store",
 	// core/config/configtest loads a test's configuration (a harness).
 	"core/config/configtest": "core/config",
+	// core/store/sqlite/sqlitetest opens the SQLite store for a test (a harness).
+	"core/store/sqlite/sqlitetest": "core/store/sqlite",
 }
 
 // mechanisms are leaves another leaf drives: the key may import the value, which imports
@@ -187,10 +189,12 @@ var mechanisms = map[string]string{
 // harnesses are test support packages: they may import "testing", and
 // production code must not import them.
 var harnesses = map[string]bool{
-	"sdk/sdktest":                true,
-	"core/store/storetest":       true,
-	"core/store/postgres/pgtest": true,
-	"core/config/configtest":     true,
+	"sdk/sdktest":                        true,
+	"core/store/storetest":               true,
+	"core/store/storetest/migrationtest": true,
+	"core/store/postgres/pgtest":         true,
+	"core/store/sqlite/sqlitetest":       true,
+	"core/config/configtest":             true,
 	// Only tests import them; they live in core/internal to stay private.
 	"core/internal/testbin":           true,
 	"core/internal/tstime/tstimetest": true,

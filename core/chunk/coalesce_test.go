@@ -1,6 +1,7 @@
 package chunk
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,27 +46,15 @@ func TestCoalescerCuts(t *testing.T) {
 			for _, s := range tc.in {
 				got = append(got, c.Add(s)...)
 			}
-			if g := lens(got); !equalInts(g, tc.want) {
+			if g := lens(got); !slices.Equal(g, tc.want) {
 				t.Fatalf("blocks %v, want %v", g, tc.want)
 			}
 			rest, diverged := c.Finish(tc.final)
-			if g := lens(rest); !equalInts(g, tc.rest) || diverged {
+			if g := lens(rest); !slices.Equal(g, tc.rest) || diverged {
 				t.Fatalf("finish %v (diverged %v), want %v", g, diverged, tc.rest)
 			}
 		})
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestCoalescerIdle(t *testing.T) {

@@ -32,6 +32,19 @@ func loadEnv(path string, w io.Writer) bool {
 	return true
 }
 
+// loadAdmin is loadForHost for the commands that go through the admin
+// endpoint: false, with the reason on w, when the host cannot be found or
+// its admin endpoint is disabled (saying how to enable it and orElse,
+// what else would do: ", or send the process SIGHUP").
+func loadAdmin(name string, at hostAt, w io.Writer, orElse string) (*config.Config, bool) {
+	cfg, ok := loadForHost(name, at, w)
+	if ok && cfg.Admin.Listen == "" {
+		fmt.Fprintf(w, "clawhost %s: the admin endpoint is disabled; enable it: admin { listen = %q }%s\n", name, config.DefaultAdminListen, orElse)
+		return nil, false
+	}
+	return cfg, ok
+}
+
 // loadForHost is load for the commands that talk to the running host
 // (status, pairing, reload): when the file on disk does not load — say,
 // just after a reload was refused — the diagnostics are printed and the

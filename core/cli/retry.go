@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"time"
-
-	"github.com/clawhost/clawhost/core/config"
 )
 
 // retry is `clawhost retry INSTANCE`: ask the running host to call the
@@ -23,12 +21,8 @@ func retry(at hostAt, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	instance := args[0]
-	cfg, ok := loadForHost("retry", at, stderr)
+	cfg, ok := loadAdmin("retry", at, stderr, "")
 	if !ok {
-		return 2
-	}
-	if cfg.Admin.Listen == "" {
-		fmt.Fprintf(stderr, "clawhost retry: the admin endpoint is disabled; enable it: admin { listen = %q }\n", config.DefaultAdminListen)
 		return 2
 	}
 	resp, err := adminDo(cfg, http.MethodPost, "/plugins/"+url.PathEscape(instance)+"/retry", "", nil, 30*time.Second)

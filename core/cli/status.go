@@ -26,12 +26,8 @@ import (
 // last reload was not refused, 1 otherwise, 2 when the host cannot be reached (not running, or
 // admin disabled).
 func status(at hostAt, stdout, stderr io.Writer) int {
-	cfg, ok := loadForHost("status", at, stderr)
+	cfg, ok := loadAdmin("status", at, stderr, "")
 	if !ok {
-		return 2
-	}
-	if cfg.Admin.Listen == "" {
-		fmt.Fprintf(stderr, "clawhost status: the admin endpoint is disabled; enable it: admin { listen = %q }\n", config.DefaultAdminListen)
 		return 2
 	}
 	snap, err := fetchStatus(cfg)
@@ -378,12 +374,8 @@ func indent(s, prefix string) string {
 // container's HEALTHCHECK: the image has no curl). Exit 0 when it answers 200 (every
 // enabled plugin ready, one a channel), 1 otherwise, with the answer or the error on stderr.
 func healthcheckCommand(inv invocation) int {
-	cfg, ok := loadForHost("healthcheck", inv.host(), inv.stderr)
+	cfg, ok := loadAdmin("healthcheck", inv.host(), inv.stderr, "")
 	if !ok {
-		return 1
-	}
-	if cfg.Admin.Listen == "" {
-		fmt.Fprintln(inv.stderr, "clawhost healthcheck: the admin endpoint is disabled (admin { listen = \"\" })")
 		return 1
 	}
 	resp, err := adminDo(cfg, http.MethodGet, "/healthz", "", nil, 5*time.Second)

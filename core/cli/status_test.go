@@ -27,24 +27,18 @@ func TestFormatStatusCluster(t *testing.T) {
 			{Name: "channel/dc", Kind: "channel", Holder: "h2", Epoch: 1, Renewed: now.Add(-40 * time.Second), Expires: now.Add(-25 * time.Second)},
 		},
 	}}, now)
-	for _, want := range []string{
+	statusHas(t, out,
 		"hosts live 1/2 (this host h1, sharing one postgres database)\n",
 		"  h1 (this host) live, expires in 13s, 7 sessions\n",
-		"      up since " + now.Add(-time.Hour).Local().Format("2006-01-02 15:04:05") + " (1h00m), renewed 2s ago, epoch 1, pid 4000, admin 127.0.0.1:8791, version 1.2.3\n",
+		"      up since "+now.Add(-time.Hour).Local().Format("2006-01-02 15:04:05")+" (1h00m), renewed 2s ago, epoch 1, pid 4000, admin 127.0.0.1:8791, version 1.2.3\n",
 		"  h2             expired 20s ago — its work is taken over by the other hosts, 0 sessions\n",
 		"renewed 35s ago, epoch 2, pid 5000\n",
 		"leases\n  channel/tg held by h1, renewed 2s ago, expires in 13s, epoch 3\n",
 		"  channel/dc held by h2, expired 25s ago, epoch 1\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("status lacks %q:\n%s", want, out)
-		}
-	}
+	)
 
 	out = formatStatus(admin.Snapshot{StartedAt: now, Cluster: &admin.Cluster{HostID: "h1", Engine: "postgres", Error: "list leases: connection refused"}}, now)
-	if want := "hosts (this host h1, postgres): the leases could not be read: list leases: connection refused\n"; !strings.Contains(out, want) {
-		t.Errorf("status lacks %q:\n%s", want, out)
-	}
+	statusHas(t, out, "hosts (this host h1, postgres): the leases could not be read: list leases: connection refused\n")
 	if out := formatStatus(admin.Snapshot{StartedAt: now}, now); strings.Contains(out, "hosts") || strings.Contains(out, "leases") {
 		t.Errorf("status of a host alone mentions hosts or leases:\n%s", out)
 	}
@@ -58,11 +52,7 @@ func TestFormatStatusUnlistedGroups(t *testing.T) {
 	out := formatStatus(admin.Snapshot{StartedAt: now.Add(-time.Hour), UnlistedGroups: []admin.UnlistedGroup{
 		{ID: "tg:-100777", Title: "Team", Messages: 3, LastSeen: now.Add(-2 * time.Minute)},
 	}}, now)
-	for _, want := range []string{"access.groups does not list", `"tg:-100777" (Team): 3 messages, last 2m0s ago`} {
-		if !strings.Contains(out, want) {
-			t.Errorf("status lacks %q:\n%s", want, out)
-		}
-	}
+	statusHas(t, out, "access.groups does not list", `"tg:-100777" (Team): 3 messages, last 2m0s ago`)
 }
 
 // clawhost status shows the memory of the host and of each process it runs.
@@ -76,17 +66,13 @@ func TestFormatStatusMemory(t *testing.T) {
 		WarmPool: &admin.WarmPool{WarmMemory: 2 << 30, MaxWarm: 8, Memory: 160 << 20, Warm: 1, Measured: 1,
 			FirstAnswerWarm: admin.FirstAnswer{Turns: 9, P50: 40 * time.Millisecond, P90: 80 * time.Millisecond}},
 	}, now)
-	for _, want := range []string{
+	statusHas(t, out,
 		"warm claude: 1 holding 160.0 MB, limit 2048.0 MB (warm_memory), at most 8 (max_warm)\n",
 		"first answer of a returning chat: warm 40 ms median, 80 ms p90 (9 turns); cold none yet\n",
 		"memory: host 30.0 MB resident, 7.0 MB private (Go heap 4.0 MB); with plugins and 1 warm claude processes 248.0 MB resident, 160.0 MB private\n",
 		"tg             telegram   ready          restarts 0, pid 11, 18.0 MB (3.0 MB private)\n",
 		"dc             discord    missing        restarts 0\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("status lacks %q:\n%s", want, out)
-		}
-	}
+	)
 }
 
 // TestFormatStatusSandbox: clawhost status says which sandbox claude runs
@@ -119,15 +105,11 @@ func TestFormatStatusAgents(t *testing.T) {
 		{ID: "main", Workspace: "/ws", Switchable: true, Warm: 2},
 		{ID: "ops", Workspace: "/ops", Chats: []string{"tg:-100", "tg:-100:7"}, Warm: 1},
 	}}, now)
-	for _, want := range []string{
+	statusHas(t, out,
 		"agents:\n",
 		"  main           /ws: every chat no agent binds, switchable, 2 warm\n",
 		"  ops            /ops: tg:-100, tg:-100:7, 1 warm\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("status lacks %q:\n%s", want, out)
-		}
-	}
+	)
 }
 
 // clawhost status says the turns are paused, until when, why, and how to
@@ -137,10 +119,7 @@ func TestFormatStatusPaused(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	until := now.Add(25 * time.Minute)
 	out := formatStatus(admin.Snapshot{StartedAt: now.Add(-time.Hour), Paused: &admin.Pause{Until: until, Reason: "usage_limit"}}, now)
-	want := "PAUSED until " + until.Local().Format("2006-01-02 15:04 MST") + " (usage limit): claude's limit was reached; messages are kept and run once each at the reset. To retry now: /resume from an owner in a chat.\n"
-	if !strings.Contains(out, want) {
-		t.Errorf("status lacks %q:\n%s", want, out)
-	}
+	statusHas(t, out, "PAUSED until "+until.Local().Format("2006-01-02 15:04 MST")+" (usage limit): claude's limit was reached; messages are kept and run once each at the reset. To retry now: /resume from an owner in a chat.\n")
 	if out := formatStatus(admin.Snapshot{StartedAt: now}, now); strings.Contains(out, "PAUSED") {
 		t.Errorf("status of a host not paused says PAUSED:\n%s", out)
 	}
@@ -191,5 +170,15 @@ func TestFormatStatusNoChannel(t *testing.T) {
 	tg := []admin.Plugin{{Instance: "tg", Ready: true, Kinds: []string{"channel"}}}
 	if out := formatStatus(admin.Snapshot{StartedAt: now, Plugins: tg, Channels: admin.ChannelsOf(tg)}, now); strings.Contains(out, "channels:") {
 		t.Errorf("status with a channel:\n%s", out)
+	}
+}
+
+// statusHas fails the test for each of wants the status out lacks.
+func statusHas(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
 	}
 }

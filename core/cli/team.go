@@ -283,12 +283,8 @@ func oneLine(s string) string {
 // when applied (what waits for a restart is listed), 1 when refused (with
 // the diagnostics), 2 when the host cannot be reached.
 func reloadCommand(inv invocation) int {
-	cfg, ok := loadForHost("reload", inv.host(), inv.stderr)
+	cfg, ok := loadAdmin("reload", inv.host(), inv.stderr, ", or send the process SIGHUP")
 	if !ok {
-		return 2
-	}
-	if cfg.Admin.Listen == "" {
-		fmt.Fprintf(inv.stderr, "clawhost reload: the admin endpoint is disabled; enable it (admin { listen = %q }) or send the process SIGHUP\n", config.DefaultAdminListen)
 		return 2
 	}
 	resp, err := adminDo(cfg, http.MethodPost, "/reload", "application/json", nil, 2*time.Minute)

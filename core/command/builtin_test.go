@@ -17,6 +17,7 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/core/store/sqlite/sqlitetest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	sdkcommand "github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
@@ -198,11 +199,7 @@ func TestPluginRepliesAreMessages(t *testing.T) {
 
 func newHandler(t *testing.T) (*Handler, *fakeSessions, *fakePlugins, *sqlite.DB) {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := sqlitetest.Open(t, t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
 	s, p := &fakeSessions{t: t}, &fakePlugins{ready: true}
 	start := time.Unix(1_800_000_000, 0)
 	h := &Handler{Registry: NewRegistry(Builtins), Sessions: s, Plugins: p, Store: db, Logger: hclog.NewNullLogger(),

@@ -42,17 +42,7 @@ func TestVectorsCommands(t *testing.T) {
 		},
 	}
 	for group, fn := range groups {
-		for _, tc := range vectors.Load(t, group) {
-			t.Run(group+"/"+tc.Name, func(t *testing.T) {
-				t.Parallel()
-				var in string
-				var want bool
-				tc.Decode(t, &in, nil, &want)
-				if got := fn(in); got != want {
-					t.Errorf("%q: got %v, want %v", in, got, want)
-				}
-			})
-		}
+		vectors.Func(t, group, fn)
 	}
 }
 

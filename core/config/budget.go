@@ -155,10 +155,7 @@ func (b *Budget) check(k *checker) {
 	seen := map[string]bool{}
 	bodies := k.blocks("price", "model")
 	for i, p := range b.Prices {
-		pk := k.sub(nil, fmt.Sprintf("budget price %q", p.Model))
-		if i < len(bodies) {
-			pk.body = bodies[i].Body
-		}
+		pk := k.subAt(bodies, i, fmt.Sprintf("budget price %q", p.Model))
 		if seen[p.Model] {
 			pk.errorf(pk.valueRange("input"), "Duplicate price", "The price of %q is set twice.", p.Model)
 		}

@@ -43,6 +43,17 @@ func (k *checker) sub(body hcl.Body, where string) *checker {
 	return &checker{cfg: k.cfg, body: body, where: where, diags: k.diags}
 }
 
+// subAt is sub for the i-th of blocks, the one a decoded list's i-th
+// element came from (no body when there are fewer blocks: the element was
+// not written in this body).
+func (k *checker) subAt(blocks []*hcl.Block, i int, where string) *checker {
+	sk := k.sub(nil, where)
+	if i < len(blocks) {
+		sk.body = blocks[i].Body
+	}
+	return sk
+}
+
 // attr returns the attribute called name in k.body, or nil.
 func (k *checker) attr(name string) *hcl.Attribute {
 	if k.body == nil {

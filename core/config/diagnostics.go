@@ -30,10 +30,34 @@ func FormatDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl
 		return nil
 	}
 	files = withSources(diags, files)
-	diags = append(hcl.Diagnostics(nil), diags...)
-	sortDiagnostics(diags)
 	bw := bufio.NewWriter(w)
 	indexes := map[string]*sourceIndex{}
+	// write never fails: bw keeps its error for Flush.
+	_ = writeEach(bw, diags, func(d *hcl.Diagnostic) error {
+		var ix *sourceIndex
+		if d.Subject != nil {
+			name := d.Subject.Filename
+			if ix = indexes[name]; ix == nil {
+				ix = newSourceIndex(files[name])
+				indexes[name] = ix
+			}
+		}
+		writeDiagnostic(bw, d, ix)
+		return nil
+	})
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write diagnostics: %w", err)
+	}
+	return nil
+}
+
+// writeEach writes diags sorted by position (a copy), each by write but
+// for those shown without a snippet (sensitive, over a limit), each
+// followed by its "  -> file:line:col" line and a blank line, then the
+// count; it stops at write's first error.
+func writeEach(w io.Writer, diags hcl.Diagnostics, write func(*hcl.Diagnostic) error) error {
+	diags = append(hcl.Diagnostics(nil), diags...)
+	sortDiagnostics(diags)
 	var errs, warns int
 	for _, d := range diags {
 		if d.Severity == hcl.DiagError {
@@ -43,29 +67,20 @@ func FormatDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl
 		}
 		switch d.Extra.(type) {
 		case sensitiveDiag:
-			writeHidden(bw, d, "it may contain a sensitive value")
+			writeHidden(w, d, "it may contain a sensitive value")
 		case limitDiag:
-			writeHidden(bw, d, "the file is over a limit")
+			writeHidden(w, d, "the file is over a limit")
 		default:
-			var ix *sourceIndex
-			if d.Subject != nil {
-				name := d.Subject.Filename
-				if ix = indexes[name]; ix == nil {
-					ix = newSourceIndex(files[name])
-					indexes[name] = ix
-				}
+			if err := write(d); err != nil {
+				return err
 			}
-			writeDiagnostic(bw, d, ix)
 		}
 		if d.Subject != nil && d.Subject.Filename != "" {
-			fmt.Fprintf(bw, "  -> %s:%d:%d\n", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
+			fmt.Fprintf(w, "  -> %s:%d:%d\n", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
 		}
-		fmt.Fprintln(bw)
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(bw, countLine(errs, warns))
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write diagnostics: %w", err)
-	}
+	fmt.Fprintln(w, countLine(errs, warns))
 	return nil
 }
 

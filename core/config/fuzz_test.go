@@ -2,7 +2,6 @@ package config
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,39 +84,17 @@ func FuzzFormatMatchesHCL(f *testing.F) {
 	})
 }
 
-// formatWithHCL is FormatDiagnostics as it was, built on
-// hcl.NewDiagnosticTextWriter.
+// formatWithHCL is FormatDiagnostics as it was, each diagnostic written
+// by hcl.NewDiagnosticTextWriter.
 func formatWithHCL(t *testing.T, diags hcl.Diagnostics, files map[string]*hcl.File) string {
 	t.Helper()
 	if len(diags) == 0 {
 		return ""
 	}
-	diags = append(hcl.Diagnostics(nil), diags...)
-	sortDiagnostics(diags)
 	var b strings.Builder
 	wr := hcl.NewDiagnosticTextWriter(&b, files, 0, false)
-	var errs, warns int
-	for _, d := range diags {
-		if d.Severity == hcl.DiagError {
-			errs++
-		} else {
-			warns++
-		}
-		switch d.Extra.(type) {
-		case sensitiveDiag:
-			writeHidden(&b, d, "it may contain a sensitive value")
-		case limitDiag:
-			writeHidden(&b, d, "the file is over a limit")
-		default:
-			if err := wr.WriteDiagnostic(d); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if d.Subject != nil && d.Subject.Filename != "" {
-			fmt.Fprintf(&b, "  -> %s:%d:%d\n", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
-		}
-		b.WriteString("\n")
+	if err := writeEach(&b, diags, wr.WriteDiagnostic); err != nil {
+		t.Fatal(err)
 	}
-	b.WriteString(countLine(errs, warns) + "\n")
 	return b.String()
 }

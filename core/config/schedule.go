@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
-
 	"github.com/clawhost/clawhost/core/internal/cron"
 )
 
@@ -103,17 +101,10 @@ func QuietFunc(span string, loc *time.Location) (func(time.Time) bool, error) {
 
 // checkSchedules checks the schedule blocks and the heartbeat.
 func checkSchedules(k *checker, c *Config) {
-	var bodies []*hcl.Block
-	if k.body != nil {
-		content, _, _ := k.body.PartialContent(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "schedule", LabelNames: []string{"name"}}}})
-		bodies = content.Blocks
-	}
+	bodies := k.blocks("schedule", "name")
 	seen := map[string]bool{}
 	for i, s := range c.Schedules {
-		sk := k.sub(nil, fmt.Sprintf("schedule %q", s.Name))
-		if i < len(bodies) {
-			sk.body = bodies[i].Body
-		}
+		sk := k.subAt(bodies, i, fmt.Sprintf("schedule %q", s.Name))
 		if seen[s.Name] {
 			sk.errorf(sk.valueRange("cron"), "Duplicate schedule", "Schedule %q is defined twice; names must be unique.", s.Name)
 		}

@@ -22,7 +22,7 @@ func TestTurnCardBecomesTheReply(t *testing.T) {
 	f := newFixture(t, 100)
 	f.ch.desc.Capabilities.Buttons = true
 	id := f.entry()
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Card("⏳ Working · 5s\n⚙ Read: a_b.go", channel.FormatPlain, stopRow)
 	dr.Stop()
 	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "The answer.", Format: channel.FormatMarkdown, Draft: dr, Ping: "✅ Done — took 45s."})
@@ -50,11 +50,9 @@ func TestTurnCardUpdatesKeepStop(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	f.ch.desc.Capabilities.Buttons = true
-	dr := f.d.NewDraft(sk("k"), f.entry(), tgt, store.Live{})
+	dr := f.draft(f.entry())
 	dr.Card("⏳ Working · 5s", channel.FormatPlain, stopRow)
-	dr.mu.Lock()
-	dr.last = dr.last.Add(-draftInterval) // the interval has passed
-	dr.mu.Unlock()
+	intervalPassed(dr)
 	dr.Update("The answer so far")
 	calls := f.ch.log()
 	if len(calls) != 2 || calls[1].op != "edit" || calls[1].text != "The answer so far" || calls[1].buttons != "/stop" {
@@ -69,7 +67,7 @@ func TestTurnCardCollapses(t *testing.T) {
 	f := newFixture(t, 100)
 	f.ch.desc.Capabilities.Buttons = true
 	id := f.entry()
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Card("⏳ Working · 1m 10s", channel.FormatPlain, stopRow)
 	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Draft: dr, Ping: "✅ Done — took 1m 12s."})
 	if !dr.Final("⏹ Stopped after 1m 12s.") {
@@ -88,7 +86,7 @@ func TestNoPingForNewMessages(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 40)
 	id := f.entry()
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Update("Working on it")
 	dr.Stop()
 	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: strings.Repeat("word ", 20), Format: channel.FormatMarkdown, Draft: dr, Ping: "ping"})
@@ -197,12 +195,10 @@ func TestTurnCardEditThatMayPassKeepsTheCard(t *testing.T) {
 		f := newFixture(t, 100)
 		f.ch.desc.Capabilities.Buttons = true
 		id := f.entry()
-		dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+		dr := f.draft(id)
 		dr.Card("⏳ Working · 5s", channel.FormatPlain, stopRow)
 		f.ch.editErrs = []error{err}
-		dr.mu.Lock()
-		dr.last = dr.last.Add(-draftInterval) // the interval has passed
-		dr.mu.Unlock()
+		intervalPassed(dr)
 		dr.Card("⏳ Working · 7s", channel.FormatPlain, stopRow)
 		dr.Stop()
 		f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "The answer.", Format: channel.FormatMarkdown, Draft: dr})
@@ -248,9 +244,7 @@ func TestTurnCardWithFile(t *testing.T) {
 	id := f.entry()
 	dr := f.d.NewDraft(sk("tg:direct:1"), id, tgt, store.Live{})
 	dr.Card("⏳ Working · 5s", channel.FormatPlain, stopRow)
-	dr.mu.Lock()
-	dr.last = dr.last.Add(-draftInterval) // the interval has passed
-	dr.mu.Unlock()
+	intervalPassed(dr)
 	dr.Update("Here it is.")
 	dr.Stop()
 	// As core/turn's AttachFile and run add the queued file to the reply.
@@ -300,9 +294,7 @@ func TestTurnCardWithFileAfterRestart(t *testing.T) {
 	id2 := f.entry()
 	rec := p.Reply
 	rec.JournalID, rec.DraftID = id2, "1"
-	if err := f.db.RecordReply(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	f.record(rec)
 	if _, err := f.db.MarkSent(ctx, store.ChunkSent{JournalID: id2, Index: 0, PlatformIDs: []string{"1"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -332,4 +324,12 @@ func TestSplitFiles(t *testing.T) {
 			t.Errorf("splitFiles(%q) = %q, %q; want %q, %q", c.text, head, tail, c.head, c.tail)
 		}
 	}
+}
+
+// intervalPassed makes dr's last update a draft interval older: the next
+// update is shown at once.
+func intervalPassed(dr *Draft) {
+	dr.mu.Lock()
+	dr.last = dr.last.Add(-draftInterval)
+	dr.mu.Unlock()
 }

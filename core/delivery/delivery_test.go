@@ -241,6 +241,25 @@ func (f *fixture) entry() int64 {
 	return res.ID
 }
 
+// draft starts a draft for entry id of session k, nothing shown yet.
+func (f *fixture) draft(id int64) *Draft {
+	return f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+}
+
+// deliver delivers the Markdown reply text to entry id of session k.
+func (f *fixture) deliver(id int64, text string) {
+	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: text, Format: channel.FormatMarkdown})
+}
+
+// wantState fails the test unless entry id is in state want.
+func (f *fixture) wantState(id int64, want store.State) {
+	f.t.Helper()
+	if got := f.state(id); got != want {
+		f.t.Errorf("entry %d is %s, want %s", id, got, want)
+	}
+}
+
+// state is entry id's state in the store.
 func (f *fixture) state(id int64) store.State {
 	f.t.Helper()
 	e, err := f.db.Entry(context.Background(), id)
@@ -289,14 +308,12 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 		nil,
 	}
 	id := f.entry()
-	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
+	f.deliver(id, "hello")
 	want := []time.Duration{7 * time.Second, time.Second, 2 * time.Second}
 	if got := f.clock.recorded(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("waits %v, want %v (retry_after first, then the backoff doubling from where it was)", got, want)
 	}
-	if f.state(id) != store.StateDone {
-		t.Errorf("entry %s", f.state(id))
-	}
+	f.wantState(id, store.StateDone)
 }
 
 func TestFormattingRejectedFallsBackToPlainAtOnce(t *testing.T) {
@@ -385,15 +402,13 @@ func TestPermanentFailureFailsTheEntryAndTellsTheUser(t *testing.T) {
 	f := newFixture(t, 20)
 	f.ch.sendErrs = []error{nil, &channel.Error{Code: channel.CodeForbidden}}
 	id := f.entry()
-	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown})
+	f.deliver(id, "one two three four five six seven eight nine ten")
 	calls := f.ch.log()
 	last := calls[len(calls)-1]
 	if last.text != "(Part of the reply could not be delivered.)" || calls[1].op != "send-failed" || len(calls) != 3 {
 		t.Fatalf("calls %+v", calls)
 	}
-	if f.state(id) != store.StateFailed {
-		t.Errorf("entry %s, want failed", f.state(id))
-	}
+	f.wantState(id, store.StateFailed)
 	if w := f.clock.recorded(); len(w) != 0 {
 		t.Errorf("a permanent error is not retried: %v", w)
 	}
@@ -406,21 +421,19 @@ func TestRetriesEndAfterSixAttempts(t *testing.T) {
 		f.ch.sendErrs = append(f.ch.sendErrs, &channel.Error{Code: channel.CodeUnavailable})
 	}
 	id := f.entry()
-	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
+	f.deliver(id, "hello")
 	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}
 	if got := f.clock.recorded(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("waits %v, want %v", got, want)
 	}
-	if f.state(id) != store.StateFailed {
-		t.Errorf("entry %s, want failed", f.state(id))
-	}
+	f.wantState(id, store.StateFailed)
 }
 
 func TestDraftIsEditedIntoTheReply(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	id := f.entry()
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Update("Hel")
 	dr.Update("Hello wor") // within the second: held back
 	dr.Stop()
@@ -429,9 +442,7 @@ func TestDraftIsEditedIntoTheReply(t *testing.T) {
 	if len(calls) != 2 || calls[0].op != "send" || calls[0].text != "Hel" || calls[1].op != "edit" || calls[1].msgID != "1" || calls[1].text != "Hello world" {
 		t.Fatalf("calls %+v", calls)
 	}
-	if f.state(id) != store.StateDone {
-		t.Errorf("entry %s: the draft's edit delivers the reply", f.state(id))
-	}
+	f.wantState(id, store.StateDone) // the draft's edit delivers the reply
 }
 
 func TestDraftEditFailureSendsTheReplyNormally(t *testing.T) {
@@ -439,7 +450,7 @@ func TestDraftEditFailureSendsTheReplyNormally(t *testing.T) {
 	f := newFixture(t, 100)
 	f.ch.editErr = &channel.Error{Code: channel.CodeUnsupported}
 	id := f.entry()
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Update("Hel")
 	dr.Stop()
 	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "Hello world", Format: channel.FormatMarkdown, Draft: dr})

@@ -21,6 +21,21 @@ import (
 // is edited rather than re-posted, and a send of unknown outcome is never
 // repeated (the user is told instead).
 
+// record records r as its turn would, failing the test on an error.
+func (f *fixture) record(r store.Reply) {
+	f.t.Helper()
+	if err := f.db.RecordReply(context.Background(), r); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// redeliver delivers entry id's recorded reply as recovery does after a
+// restart.
+func (f *fixture) redeliver(id int64) {
+	f.t.Helper()
+	f.d.DeliverPending(sk("k"), f.pending(id), tgt)
+}
+
 func (f *fixture) pending(id int64) store.PendingReply {
 	f.t.Helper()
 	p, err := f.db.PendingReply(context.Background(), id)
@@ -38,7 +53,7 @@ func TestDraftIsRecordedBeforeItIsSent(t *testing.T) {
 	f.ch.onSend = func(channel.SendRequest) {
 		during, _ = f.db.LiveOutput(context.Background(), id)
 	}
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Update("Hel")
 	dr.Stop()
 	if len(during) != 1 || during[0].Kind != store.LiveDraft || during[0].Text != "Hel" || during[0].Confirmed() {
@@ -90,19 +105,14 @@ func TestRecoveredReplyEditsTheDraftAndKeepsItsFormat(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 20)
 	id := f.entry()
-	ctx := context.Background()
-	if err := f.db.RecordReply(ctx, store.Reply{JournalID: id, Text: "x", Chunks: []string{"one", "two"}, Format: string(channel.FormatPlain), ReplyTo: "m0", DraftID: "d1"}); err != nil {
-		t.Fatal(err)
-	}
-	f.d.DeliverPending(sk("k"), f.pending(id), tgt)
+	f.record(store.Reply{JournalID: id, Text: "x", Chunks: []string{"one", "two"}, Format: string(channel.FormatPlain), ReplyTo: "m0", DraftID: "d1"})
+	f.redeliver(id)
 	calls := f.ch.log()
 	if len(calls) != 2 || calls[0].op != "edit" || calls[0].msgID != "d1" || calls[0].text != "one" ||
 		calls[1].op != "send" || calls[1].text != "two" || calls[1].format != channel.FormatPlain {
 		t.Fatalf("calls %+v", calls)
 	}
-	if f.state(id) != store.StateDone {
-		t.Errorf("entry %s", f.state(id))
-	}
+	f.wantState(id, store.StateDone)
 }
 
 // A recovered reply of several messages shows the bot typing while it
@@ -111,15 +121,10 @@ func TestRecoveredReplyEditsTheDraftAndKeepsItsFormat(t *testing.T) {
 func TestRecoveredReplyShowsTyping(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 20)
-	ctx := context.Background()
 	long, short := f.entry(), f.entry()
-	if err := f.db.RecordReply(ctx, store.Reply{JournalID: long, Text: "x", Chunks: []string{"one", "two", "three"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.db.RecordReply(ctx, store.Reply{JournalID: short, Text: "y", Chunks: []string{"only"}}); err != nil {
-		t.Fatal(err)
-	}
-	f.d.DeliverPending(sk("k"), f.pending(long), tgt)
+	f.record(store.Reply{JournalID: long, Text: "x", Chunks: []string{"one", "two", "three"}})
+	f.record(store.Reply{JournalID: short, Text: "y", Chunks: []string{"only"}})
+	f.redeliver(long)
 	ty := f.ch.typings()
 	if len(ty) < 2 || !ty[0] || ty[len(ty)-1] {
 		t.Fatalf("typing %v, want on while the reply went out, then off", ty)
@@ -127,7 +132,7 @@ func TestRecoveredReplyShowsTyping(t *testing.T) {
 	if n := len(f.ch.log()); n != 3 {
 		t.Fatalf("%d messages, want 3", n)
 	}
-	f.d.DeliverPending(sk("k"), f.pending(short), tgt)
+	f.redeliver(short)
 	if got := f.ch.typings(); len(got) != len(ty) {
 		t.Errorf("typing for a one-message reply: %v", got[len(ty):])
 	}
@@ -137,10 +142,8 @@ func TestRecoveredReplyKeepsReplyTo(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	id := f.entry()
-	if err := f.db.RecordReply(context.Background(), store.Reply{JournalID: id, Text: "x", Chunks: []string{"*one*"}, Format: string(channel.FormatMarkdown), ReplyTo: "m0"}); err != nil {
-		t.Fatal(err)
-	}
-	f.d.DeliverPending(sk("k"), f.pending(id), tgt)
+	f.record(store.Reply{JournalID: id, Text: "x", Chunks: []string{"*one*"}, Format: string(channel.FormatMarkdown), ReplyTo: "m0"})
+	f.redeliver(id)
 	if c := f.ch.log(); len(c) != 1 || c[0].replyTo != "m0" || c[0].format != channel.FormatMarkdown {
 		t.Fatalf("calls %+v", c)
 	}
@@ -154,16 +157,14 @@ func TestAttemptedChunkIsNotSentAgainAfterARestart(t *testing.T) {
 	f := newFixture(t, 20)
 	id := f.entry()
 	ctx := context.Background()
-	if err := f.db.RecordReply(ctx, store.Reply{JournalID: id, Text: "x", Chunks: []string{"one", "two", "three"}}); err != nil {
-		t.Fatal(err)
-	}
+	f.record(store.Reply{JournalID: id, Text: "x", Chunks: []string{"one", "two", "three"}})
 	if _, err := f.db.MarkSent(ctx, store.ChunkSent{JournalID: id, Index: 0, PlatformIDs: []string{"p0"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.db.MarkAttempt(ctx, id, 1); err != nil {
 		t.Fatal(err)
 	}
-	f.d.DeliverPending(sk("k"), f.pending(id), tgt)
+	f.redeliver(id)
 	var texts []string
 	for _, c := range f.ch.log() {
 		texts = append(texts, c.text)
@@ -194,7 +195,7 @@ func TestUncertainSendIsNotRetried(t *testing.T) {
 			f := newFixture(t, 20)
 			f.ch.sendErrs = []error{tc.err}
 			id := f.entry()
-			f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "one two three", Format: channel.FormatMarkdown})
+			f.deliver(id, "one two three")
 			calls := f.ch.log()
 			var texts []string
 			for _, c := range calls {
@@ -222,7 +223,7 @@ func TestUncertainNoticeIsSentOnce(t *testing.T) {
 	died := fmt.Errorf("send: %w: eof", pluginclient.ErrPluginExited)
 	f.ch.sendErrs = []error{died, died}
 	id := f.entry()
-	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "one two three", Format: channel.FormatMarkdown})
+	f.deliver(id, "one two three")
 	var texts []string
 	for _, c := range f.ch.log() {
 		texts = append(texts, c.op+":"+c.text)
@@ -240,7 +241,7 @@ func TestSendThatNeverLeftIsRetried(t *testing.T) {
 	f := newFixture(t, 100)
 	f.ch.sendErrs = []error{fmt.Errorf("send: %w: %w: connection error: desc = \"transport: error while dialing: dial unix /tmp/plugin: connect: connection refused\"", pluginclient.ErrPluginExited, pluginclient.ErrNotSent)}
 	id := f.entry()
-	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
+	f.deliver(id, "hello")
 	var texts []string
 	for _, c := range f.ch.log() {
 		texts = append(texts, c.op+":"+c.text)
@@ -260,14 +261,12 @@ func TestUndeliverableFirstChunkTellsTheUser(t *testing.T) {
 	f := newFixture(t, 100)
 	f.ch.sendErrs = []error{&channel.Error{Code: channel.CodeInternal, Message: "bad answer"}}
 	id := f.entry()
-	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "hello", Format: channel.FormatMarkdown})
+	f.deliver(id, "hello")
 	calls := f.ch.log()
 	if len(calls) != 2 || calls[1].text != noticeFailed {
 		t.Fatalf("calls %+v", calls)
 	}
-	if f.state(id) != store.StateFailed {
-		t.Errorf("entry %s", f.state(id))
-	}
+	f.wantState(id, store.StateFailed)
 }
 
 // Drain during a send: the send in flight is marked when it returns; the
@@ -285,7 +284,7 @@ func TestDrainLetsTheSendInFlightBeMarked(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "one two three four five six seven eight nine ten", Format: channel.FormatMarkdown})
+		f.deliver(id, "one two three four five six seven eight nine ten")
 	}()
 	select {
 	case <-entered:
@@ -626,9 +625,7 @@ func TestChunkWaitingForItsChannelIsNotAttempted(t *testing.T) {
 	if got := strings.Join(texts, " "); got != "one two three four five six" {
 		t.Errorf("sent %q", got)
 	}
-	if f.state(id) != store.StateDone {
-		t.Errorf("entry %s", f.state(id))
-	}
+	f.wantState(id, store.StateDone)
 }
 
 // A stopped turn's draft is marked as cut off, its text kept; a draft
@@ -637,7 +634,7 @@ func TestStoppedDraftIsMarked(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 100)
 	id := f.entry()
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Update("The answer is")
 	dr.Interrupted("(stopped)")
 	calls := f.ch.log()
@@ -652,7 +649,7 @@ func TestStoppedDraftIsMarked(t *testing.T) {
 	if n := len(f.ch.log()); n != 2 {
 		t.Errorf("%d calls after the mark", n)
 	}
-	empty := f.d.NewDraft(sk("k"), f.entry(), tgt, store.Live{})
+	empty := f.draft(f.entry())
 	empty.Interrupted("(stopped)")
 	if n := len(f.ch.log()); n != 2 {
 		t.Errorf("a draft never shown was edited")
@@ -669,7 +666,7 @@ func TestUncertainDraftSendIsToldNotRepeatedSilently(t *testing.T) {
 	f := newFixture(t, 400)
 	f.ch.answersLost = 1
 	id := f.entry()
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Update("Hello")
 	dr.Update("Hello wor") // held back: the draft was given up
 	dr.Stop()

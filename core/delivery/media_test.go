@@ -1,7 +1,6 @@
 package delivery
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -204,11 +203,8 @@ func TestMediaAfterRestart(t *testing.T) {
 	f := newFixture(t, 4000)
 	ws, _ := mediaWorkspace(t)
 	f.d.SetSettings(Settings{Workspace: ws})
-	ctx := context.Background()
 	id := f.entry()
-	if err := f.db.RecordReply(ctx, store.Reply{JournalID: id, Text: "Here.\nMEDIA: report.pdf", Chunks: []string{"Here."}, Format: string(channel.FormatMarkdown)}); err != nil {
-		t.Fatal(err)
-	}
+	f.record(store.Reply{JournalID: id, Text: "Here.\nMEDIA: report.pdf", Chunks: []string{"Here."}, Format: string(channel.FormatMarkdown)})
 	f.d.DeliverPending(sk("tg:direct:1"), f.pending(id), tgt)
 	real, _ := filepath.EvalSymlinks(ws)
 	calls := f.ch.log()

@@ -8,7 +8,6 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/golden"
 
-	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -110,7 +109,7 @@ func TestPlainDraftIsRenderedOnceAndEditedPlain(t *testing.T) {
 	f := newFixture(t, 2000)
 	f.ch.desc.Capabilities.Markup = channel.MarkupNone
 	id := f.entry()
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Update("**Hel**")
 	dr.Stop()
 	f.d.Deliver(Reply{Key: sk("k"), ID: id, Target: tgt, Text: "**Hello** `x*y*`", Format: channel.FormatMarkdown, Draft: dr})
@@ -126,7 +125,7 @@ func TestDraftStopsAtTheLineLimit(t *testing.T) {
 	f := newFixture(t, 2000)
 	f.ch.desc.Capabilities.MaxLines = 3
 	id := f.entry()
-	dr := f.d.NewDraft(sk("k"), id, tgt, store.Live{})
+	dr := f.draft(id)
 	dr.Update("1\n2\n3\n4")
 	dr.Stop()
 	if calls := f.ch.log(); len(calls) != 0 {

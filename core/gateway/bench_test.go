@@ -28,6 +28,7 @@ import (
 	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/delivery"
 	"github.com/clawhost/clawhost/core/internal/gcpace"
+	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/queue"
 	"github.com/clawhost/clawhost/core/received"
 	"github.com/clawhost/clawhost/core/runner"
@@ -848,21 +849,14 @@ func benchThroughputOf(b *testing.B, mode string, acceptOnly bool, text, reply, 
 	}
 }
 
-// vmRSS returns the resident set size from /proc/self/status, in bytes.
+// vmRSS returns this process's resident set size, in bytes.
 func vmRSS(tb testing.TB) int64 {
 	tb.Helper()
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		tb.Skipf("no /proc/self/status: %v", err)
+	u, ok := procmem.Read(os.Getpid())
+	if !ok {
+		tb.Skip("no resident set size (/proc/self/statm)")
 	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024
-		}
-	}
-	tb.Skip("VmRSS not found")
-	return 0
+	return u.RSS
 }
 
 // settle collects garbage and returns freed memory to the OS, then reports

@@ -87,26 +87,28 @@ func (p *recPorts) Send(ctx context.Context, _ string, req channel.SendRequest) 
 			return channel.SendResponse{}, err
 		}
 	}
+	var n int
+	p.note(func() {
+		p.sent = append(p.sent, req)
+		n = len(p.sent)
+	})
+	return channel.SendResponse{MessageIDs: []string{fmt.Sprint(n)}}, nil
+}
+
+// note records a call by rec under the lock and signals more.
+func (p *recPorts) note(rec func()) {
 	p.mu.Lock()
-	p.sent = append(p.sent, req)
-	n := len(p.sent)
+	rec()
 	p.mu.Unlock()
 	p.more <- struct{}{}
-	return channel.SendResponse{MessageIDs: []string{fmt.Sprint(n)}}, nil
 }
 func (p *recPorts) Edit(context.Context, string, channel.EditRequest) error { return nil }
 func (p *recPorts) SetTyping(_ context.Context, _ string, req channel.TypingRequest) error {
-	p.mu.Lock()
-	p.typed = append(p.typed, req)
-	p.mu.Unlock()
-	p.more <- struct{}{}
+	p.note(func() { p.typed = append(p.typed, req) })
 	return nil
 }
 func (p *recPorts) React(_ context.Context, _ string, req channel.ReactRequest) error {
-	p.mu.Lock()
-	p.reacted = append(p.reacted, req)
-	p.mu.Unlock()
-	p.more <- struct{}{}
+	p.note(func() { p.reacted = append(p.reacted, req) })
 	return nil
 }
 func (p *recPorts) Known(string) bool { return true }

@@ -122,59 +122,35 @@ type Metrics struct {
 func New() *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
-		messagesIn: newCounterCache(prometheus.CounterOpts{
-			Namespace: namespace, Name: "messages_in_total",
-			Help: "Inbound messages received from channel plugins, per plugin instance.",
-		}, "instance"),
-		messagesOut: newCounterCache(prometheus.CounterOpts{
-			Namespace: namespace, Name: "messages_out_total",
-			Help: "Successful Send calls to channel plugins, per plugin instance.",
-		}, "instance"),
-		dropped: newCounterCache(prometheus.CounterOpts{
-			Namespace: namespace, Name: "messages_dropped_total",
-			Help: "Inbound messages dropped before reaching the agent, per plugin instance and reason.",
-		}, "instance", "reason"),
-		duplicates: newCounterCache(prometheus.CounterOpts{
-			Namespace: namespace, Name: "messages_duplicate_total",
-			Help: "Inbound messages recognised as duplicates and ignored, per plugin instance.",
-		}, "instance"),
-		sendErrors: newCounterCache(prometheus.CounterOpts{
-			Namespace: namespace, Name: "send_errors_total",
-			Help: "Failed Send calls to channel plugins, per plugin instance and error code.",
-		}, "instance", "code"),
-		turns: newCounterCache(prometheus.CounterOpts{
-			Namespace: namespace, Name: "turns_total",
-			Help: "Agent turns finished, per agent and outcome.",
-		}, "agent", "outcome"),
-		storeErrs: newCounterCache(prometheus.CounterOpts{
-			Namespace: namespace, Name: "store_errors_total",
-			Help: "Writes to the store that failed (a full disk, a lost database), per operation.",
-		}, "op"),
-		cost: newCounterCache(prometheus.CounterOpts{
-			Namespace: namespace, Name: "cost_usd_total",
-			Help: "What agent turns cost in US dollars, each turn's own (as the usage ledger has it: a stopped turn's tokens priced), per agent and plugin instance.",
-		}, "agent", "instance"),
+		messagesIn: newCounterCache("messages_in_total",
+			"Inbound messages received from channel plugins, per plugin instance.", "instance"),
+		messagesOut: newCounterCache("messages_out_total",
+			"Successful Send calls to channel plugins, per plugin instance.", "instance"),
+		dropped: newCounterCache("messages_dropped_total",
+			"Inbound messages dropped before reaching the agent, per plugin instance and reason.", "instance", "reason"),
+		duplicates: newCounterCache("messages_duplicate_total",
+			"Inbound messages recognised as duplicates and ignored, per plugin instance.", "instance"),
+		sendErrors: newCounterCache("send_errors_total",
+			"Failed Send calls to channel plugins, per plugin instance and error code.", "instance", "code"),
+		turns: newCounterCache("turns_total",
+			"Agent turns finished, per agent and outcome.", "agent", "outcome"),
+		storeErrs: newCounterCache("store_errors_total",
+			"Writes to the store that failed (a full disk, a lost database), per operation.", "op"),
+		cost: newCounterCache("cost_usd_total",
+			"What agent turns cost in US dollars, each turn's own (as the usage ledger has it: a stopped turn's tokens priced), per agent and plugin instance.", "agent", "instance"),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "tokens_total",
 			Help: "Tokens of agent turns as claude reports them, per agent, plugin instance and kind (input, output, cache_read, cache_creation).",
 		}, []string{"agent", "instance", "kind"}),
-		runnerErrs: newCounterCache(prometheus.CounterOpts{
-			Namespace: namespace, Name: "runner_errors_total",
-			Help: "Errors of the claude runner, per kind.",
-		}, "kind"),
+		runnerErrs: newCounterCache("runner_errors_total",
+			"Errors of the claude runner, per kind.", "kind"),
 		turnDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "turn_duration_seconds",
 			Help:    "Wall-clock duration of agent turns, in seconds.",
 			Buckets: TurnBuckets,
 		}),
-		queueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "queue_depth",
-			Help: "Messages waiting for a turn, across all sessions.",
-		}),
-		activeRuns: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "active_runs",
-			Help: "Agent turns running now.",
-		}),
+		queueDepth: newGauge("queue_depth", "Messages waiting for a turn, across all sessions."),
+		activeRuns: newGauge("active_runs", "Agent turns running now."),
 		hostInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "host_info",
 			Help: "1, labelled with this host's id (storage.host_id) and its storage engine.",
@@ -190,6 +166,11 @@ func New() *Metrics {
 		m.watch,
 	)
 	return m
+}
+
+// newGauge is clawhost's gauge name (clawhost_name) with its help.
+func newGauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help})
 }
 
 // Handler returns the HTTP handler serving the registry in the Prometheus
@@ -320,9 +301,11 @@ type counterCache struct {
 	children map[[2]string]prometheus.Counter
 }
 
-func newCounterCache(opts prometheus.CounterOpts, labels ...string) *counterCache {
+// newCounterCache is clawhost's counter vector name (clawhost_name)
+// with its help and one or two labels.
+func newCounterCache(name, help string, labels ...string) *counterCache {
 	return &counterCache{
-		vec:      prometheus.NewCounterVec(opts, labels),
+		vec:      prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, labels),
 		labels:   len(labels),
 		children: make(map[[2]string]prometheus.Counter),
 	}
@@ -369,44 +352,31 @@ type watchCollector struct {
 	cluster atomic.Pointer[func(context.Context) (ClusterStat, error)]
 }
 
+// desc describes clawhost_subsystem_name with its help and labels.
+func desc(subsystem, name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName(namespace, subsystem, name), help, labels, nil)
+}
+
 func newWatchCollector() *watchCollector {
 	return &watchCollector{
-		restarts: prometheus.NewDesc(
-			prometheus.BuildFQName(namespace, "plugin", "restarts_total"),
-			"Restarts of a plugin instance since the host started.",
-			[]string{"instance"}, nil),
-		up: prometheus.NewDesc(
-			prometheus.BuildFQName(namespace, "plugin", "up"),
-			"1 when the plugin instance is ready, else 0.",
-			[]string{"instance"}, nil),
-		state: prometheus.NewDesc(
-			prometheus.BuildFQName(namespace, "plugin", "state"),
-			"1 for the plugin instance's current state (starting, ready, needs_attention, degraded, misconfigured, missing, no_sandbox, unresponsive, standby, stopped).",
-			[]string{"instance", "state"}, nil),
-		warmDesc: prometheus.NewDesc(
-			prometheus.BuildFQName(namespace, "runner", "warm_processes"),
-			"Warm claude processes kept by the runner.",
-			nil, nil),
-		live: prometheus.NewDesc(
-			prometheus.BuildFQName(namespace, "", "hosts_live"),
-			"Hosts sharing this host's database whose host lease is live, this one included.",
-			nil, nil),
-		held: prometheus.NewDesc(
-			prometheus.BuildFQName(namespace, "leases", "held"),
-			"Live leases this host holds, per kind (host, channel, session).",
-			[]string{"kind"}, nil),
-		checks: prometheus.NewDesc(
-			prometheus.BuildFQName(namespace, "cluster", "order_checks_total"),
-			"Checks that no older message of a chat is still out of this host's hands before a newer one runs.",
-			nil, nil),
-		behind: prometheus.NewDesc(
-			prometheus.BuildFQName(namespace, "cluster", "order_behind_total"),
-			"Ordering checks that found an older message of the chat on its way here (the newer one waited).",
-			nil, nil),
-		checkSec: prometheus.NewDesc(
-			prometheus.BuildFQName(namespace, "cluster", "order_check_seconds_total"),
-			"Time spent in the ordering checks (one database read each), in seconds.",
-			nil, nil),
+		restarts: desc("plugin", "restarts_total",
+			"Restarts of a plugin instance since the host started.", "instance"),
+		up: desc("plugin", "up",
+			"1 when the plugin instance is ready, else 0.", "instance"),
+		state: desc("plugin", "state",
+			"1 for the plugin instance's current state (starting, ready, needs_attention, degraded, misconfigured, missing, no_sandbox, unresponsive, standby, stopped).", "instance", "state"),
+		warmDesc: desc("runner", "warm_processes",
+			"Warm claude processes kept by the runner."),
+		live: desc("", "hosts_live",
+			"Hosts sharing this host's database whose host lease is live, this one included."),
+		held: desc("leases", "held",
+			"Live leases this host holds, per kind (host, channel, session).", "kind"),
+		checks: desc("cluster", "order_checks_total",
+			"Checks that no older message of a chat is still out of this host's hands before a newer one runs."),
+		behind: desc("cluster", "order_behind_total",
+			"Ordering checks that found an older message of the chat on its way here (the newer one waited)."),
+		checkSec: desc("cluster", "order_check_seconds_total",
+			"Time spent in the ordering checks (one database read each), in seconds."),
 	}
 }
 

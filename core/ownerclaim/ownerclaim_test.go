@@ -22,14 +22,22 @@ func pending(dir string, now time.Time) bool {
 	return now.Before(cl.ExpiresAt) && cl.Attempts < MaxAttempts
 }
 
-func TestClaimMakesOwnerOnce(t *testing.T) {
-	t.Parallel()
+// created makes a claim valid for an hour in a fresh dir at start; it
+// returns the dir, the clock and the code.
+func created(t *testing.T) (string, *tstimetest.Fake, string) {
+	t.Helper()
 	dir := t.TempDir()
 	clock := tstimetest.NewFake(start)
 	code, err := Create(dir, time.Hour, clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, clock, code
+}
+
+func TestClaimMakesOwnerOnce(t *testing.T) {
+	t.Parallel()
+	dir, clock, code := created(t)
 	if len(code) != CodeLength || strings.Trim(code, alphabet) != "" {
 		t.Fatalf("code %q: want %d letters of the alphabet", code, CodeLength)
 	}
@@ -76,12 +84,7 @@ func TestClaimMakesOwnerOnce(t *testing.T) {
 
 func TestClaimExpires(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	clock := tstimetest.NewFake(start)
-	code, err := Create(dir, time.Hour, clock.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, clock, code := created(t)
 	clock.Advance(time.Hour)
 	if pending(dir, clock.Now()) {
 		t.Error("pending at its expiry")
@@ -99,12 +102,7 @@ func TestClaimExpires(t *testing.T) {
 
 func TestWrongCodesBurnTheClaim(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	clock := tstimetest.NewFake(start)
-	code, err := Create(dir, time.Hour, clock.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, clock, code := created(t)
 	c := New(dir, clock.Now)
 	for i := range MaxAttempts {
 		if got, err := c.Claim("tg:666", "AAAAAAAA"); err != nil || got != WrongCode {

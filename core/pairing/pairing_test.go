@@ -21,6 +21,7 @@ import (
 	"github.com/clawhost/clawhost/core/schedules"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/core/store/sqlite/sqlitetest"
 )
 
 // TestRevokeDropsTheSendersSchedules: revoking a sender withdraws their
@@ -125,11 +126,7 @@ func TestRevokeDropsTheSendersSchedules(t *testing.T) {
 func TestApprovedSendersShowTTLAndPolicy(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	db, err := sqlite.Open(context.Background(), filepath.Join(dir, "db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t, filepath.Join(dir, "db"), sqlite.Options{})
 	ctx := context.Background()
 	r, _ := db.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "5"})
 	a, err := db.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code, By: "tg:9"})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	grpcstatus "google.golang.org/grpc/status"
 
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
@@ -378,19 +376,7 @@ func (s *statusServer) WatchStatus(req *pb.WatchStatusRequest, stream grpc.Serve
 // is srv, as runOnce does, and returns the instance.
 func watchInProcess(t *testing.T, srv *statusServer) *Instance {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	pb.RegisterPluginServiceServer(gs, srv)
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := serveLoopback(t, func(gs *grpc.Server) { pb.RegisterPluginServiceServer(gs, srv) })
 	h := New(Options{Logger: hclog.NewNullLogger()})
 	inst := newInstance(h, Spec{Instance: "fake"})
 	t.Cleanup(inst.cancel)

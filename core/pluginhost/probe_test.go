@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	pb "github.com/clawhost/clawhost/proto/gen/clawhost/v1"
@@ -114,22 +112,10 @@ func TestCheckBeforeConfigureOlderPlugin(t *testing.T) {
 	}{{"older", olderPlugin{}, false}, {"rejecting", rejectingPlugin{}, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			lis, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			gs := grpc.NewServer()
-			pb.RegisterPluginServiceServer(gs, tc.srv)
-			go func() { _ = gs.Serve(lis) }()
-			t.Cleanup(gs.Stop)
-			conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = conn.Close() })
+			conn := serveLoopback(t, func(gs *grpc.Server) { pb.RegisterPluginServiceServer(gs, tc.srv) })
 			h := New(Options{})
 			inst := newInstance(h, Spec{Instance: "tg", Explain: func(_ schema.Schema, d schema.Diagnostics) string { return "c.hcl:5:19: " + d.Error() }})
-			err = inst.checkBeforeConfigure(context.Background(), pluginclient.Wrap(conn), nil, []byte(`{"token":"x"}`))
+			err := inst.checkBeforeConfigure(context.Background(), pluginclient.Wrap(conn), nil, []byte(`{"token":"x"}`))
 			var settled *runError
 			switch {
 			case !tc.refused && err != nil:

@@ -175,9 +175,10 @@ func (s *flakyStore) count(id string) int {
 	return s.stored[id]
 }
 
-// runPump serves srv over loopback gRPC and pumps its inbound stream into
-// store, as runOnce does for a plugin process.
-func runPump(t *testing.T, register func(*grpc.Server), store *flakyStore) {
+// serveLoopback serves a gRPC server, its services registered by
+// register, on a loopback port and returns a client connection to it;
+// both end with the test (after the cleanups registered later).
+func serveLoopback(t *testing.T, register func(*grpc.Server)) *grpc.ClientConn {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -186,10 +187,20 @@ func runPump(t *testing.T, register func(*grpc.Server), store *flakyStore) {
 	gs := grpc.NewServer()
 	register(gs)
 	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// runPump serves srv over loopback gRPC and pumps its inbound stream into
+// store, as runOnce does for a plugin process.
+func runPump(t *testing.T, register func(*grpc.Server), store *flakyStore) {
+	t.Helper()
+	conn := serveLoopback(t, register)
 	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: hclog.DefaultOutput}), Inbound: store.inbound, Invite: store.decide,
 		InboundRetryFirst: 20 * time.Millisecond, InboundRetryMax: 80 * time.Millisecond})
 	inst := newInstance(h, Spec{Instance: "fake"})
@@ -205,8 +216,6 @@ func runPump(t *testing.T, register func(*grpc.Server), store *flakyStore) {
 		if err := <-done; err != nil {
 			t.Errorf("pump: %v", err)
 		}
-		_ = conn.Close()
-		gs.Stop()
 	})
 }
 

@@ -461,15 +461,37 @@ func TestSendToAHungPluginEndsWithTheProbe(t *testing.T) {
 	}
 }
 
-func TestChecksum(t *testing.T) {
-	h := newHost(t, newRecorder())
-	good, _ := loopbackSpec(t, "good")
-	b, err := os.ReadFile(good.Path)
+// fileSum is the SHA-256 of the file at path, as Spec.SHA256 holds it.
+func fileSum(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(b)
-	good.SHA256 = hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum[:])
+}
+
+// pinnedCopy copies spec's binary into a fresh directory (as
+// clawhost-loopback), points spec at the copy and pins its checksum, which
+// it returns.
+func pinnedCopy(t *testing.T, spec *Spec) [sha256.Size]byte {
+	t.Helper()
+	b, err := os.ReadFile(spec.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	spec.Path = filepath.Join(t.TempDir(), "clawhost-loopback")
+	sdktest.WriteExecutable(t, spec.Path, b, 0o700)
+	spec.SHA256 = hex.EncodeToString(sum[:])
+	return sum
+}
+
+func TestChecksum(t *testing.T) {
+	h := newHost(t, newRecorder())
+	good, _ := loopbackSpec(t, "good")
+	good.SHA256 = fileSum(t, good.Path)
 	bad, _ := loopbackSpec(t, "bad")
 	bad.SHA256 = strings.Repeat("0", 64)
 	h.Apply([]Spec{good, bad})
@@ -486,16 +508,8 @@ func TestChecksum(t *testing.T) {
 func TestChecksumIsOfTheBytesThatRun(t *testing.T) {
 	h := newHost(t, newRecorder())
 	spec, _ := loopbackSpec(t, "lo")
-	b, err := os.ReadFile(spec.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	dir := t.TempDir()
-	spec.Path = filepath.Join(dir, "clawhost-loopback")
-	sdktest.WriteExecutable(t, spec.Path, b, 0o700)
-	spec.SHA256 = hex.EncodeToString(sum[:])
-	marker := filepath.Join(dir, "unverified-ran")
+	sum := pinnedCopy(t, &spec)
+	marker := filepath.Join(filepath.Dir(spec.Path), "unverified-ran")
 	evil := spec.Path + ".new"
 	sdktest.WriteExecutable(t, evil, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o700)
 	swapped := make(chan struct{})

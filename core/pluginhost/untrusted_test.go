@@ -1,8 +1,6 @@
 package pluginhost
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -111,12 +109,7 @@ func TestUntrustedPluginServes(t *testing.T) {
 	h := newHost(t, rec)
 	plain, plainAddr := untrustedLoopback(t, "plain")
 	pinned, pinnedAddr := untrustedLoopback(t, "pinned")
-	b, err := os.ReadFile(pinned.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	pinned.SHA256 = hex.EncodeToString(sum[:])
+	pinned.SHA256 = fileSum(t, pinned.Path)
 	specs := []Spec{plain, pinned}
 	type served struct {
 		inst, addr string
@@ -199,15 +192,7 @@ func TestUntrustedChecksumIsOfTheBytesThatRun(t *testing.T) {
 	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: log}), FirstBackoff: 20 * time.Millisecond, MaxBackoff: 400 * time.Millisecond})
 	t.Cleanup(h.Stop)
 	spec, _ := untrustedLoopback(t, "lo")
-	b, err := os.ReadFile(spec.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	dir := t.TempDir()
-	spec.Path = filepath.Join(dir, "clawhost-loopback")
-	sdktest.WriteExecutable(t, spec.Path, b, 0o700)
-	spec.SHA256 = hex.EncodeToString(sum[:])
+	pinnedCopy(t, &spec)
 	evil := spec.Path + ".new"
 	sdktest.WriteExecutable(t, evil, []byte("#!/bin/sh\necho UNVERIFIED-BYTES-RAN >&2\nexit 3\n"), 0o700)
 	var once sync.Once

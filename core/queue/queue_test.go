@@ -13,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core/sessionkey"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/core/store/sqlite/sqlitetest"
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
@@ -510,11 +511,7 @@ func (j *startingJournal) ListPending(ctx context.Context, key string, limit int
 // keeps running (its reply is not refused and thrown away).
 func TestCapNeverDropsTheEntryBeingStarted(t *testing.T) {
 	t.Parallel()
-	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := sqlitetest.Open(t, t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
 	obs := &recObserver{}
 	q := New(Options{Journal: &startingJournal{Journal: db}, Runner: newRecRunner(), Observer: obs, Policy: Policy{Cap: 1, Drop: DropOld}})
 	f := &fixture{t: t, db: db}

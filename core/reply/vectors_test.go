@@ -17,29 +17,10 @@ func TestVectorsTokens(t *testing.T) {
 		"tokens.stripLeadingSilentToken": StripLeadingSilentToken,
 	}
 	for group, fn := range boolFns {
-		for _, tc := range vectors.Load(t, group) {
-			t.Run(group+"/"+tc.Name, func(t *testing.T) {
-				t.Parallel()
-				var in string
-				var want bool
-				tc.Decode(t, &in, nil, &want)
-				if got := fn(in, ""); got != want {
-					t.Errorf("%q: got %v, want %v", in, got, want)
-				}
-			})
-		}
+		vectors.Func(t, group, func(in string) bool { return fn(in, "") })
 	}
 	for group, fn := range strFns {
-		for _, tc := range vectors.Load(t, group) {
-			t.Run(group+"/"+tc.Name, func(t *testing.T) {
-				t.Parallel()
-				var in, want string
-				tc.Decode(t, &in, nil, &want)
-				if got := fn(in, ""); got != want {
-					t.Errorf("%q: got %q, want %q", in, got, want)
-				}
-			})
-		}
+		vectors.Func(t, group, func(in string) string { return fn(in, "") })
 	}
 }
 

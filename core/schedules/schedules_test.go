@@ -16,17 +16,13 @@ import (
 	"github.com/clawhost/clawhost/core/gateway"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/core/store/sqlite/sqlitetest"
 )
 
 // openTestStore opens a SQLite store in dir, closed at the end.
 func openTestStore(t *testing.T, dir string) store.Store {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), dir, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return sqlitetest.Open(t, dir, sqlite.Options{})
 }
 
 const schedulesConfig = "data_dir = \"./data\"\nplugin \"tg\" {\n  source = \"telegram\"\n  enabled = false\n}\nschedule \"file\" {\n  cron = \"0 9 * * *\"\n  chat = \"tg:1\"\n  prompt = \"p\"\n}\n"
@@ -96,11 +92,7 @@ func TestSchedulesAddedByAnotherHostRun(t *testing.T) {
 	t.Parallel()
 	cfg := configtest.LoadWithDataDir(t, schedulesConfig)
 	ago := func() time.Time { return time.Now().Add(-10 * time.Minute) } // the other host's add
-	db, err := sqlite.Open(context.Background(), cfg.DataDir, sqlite.Options{Now: ago})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := sqlitetest.Open(t, cfg.DataDir, sqlite.Options{Now: ago})
 	fired := make(chan gateway.ScheduledRun, 4)
 	s := New(db, hclog.NewNullLogger(), func(_ context.Context, r gateway.ScheduledRun) error { fired <- r; return nil }, 10*time.Millisecond)
 	s.Start(cfg)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/core/store/sqlite/sqlitetest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.json from Meta (only for a deliberate change of the stored format)")
@@ -161,12 +162,7 @@ func TestPastAndKept(t *testing.T) {
 
 func openStore(t *testing.T) *sqlite.DB {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
+	return sqlitetest.Open(t, t.TempDir(), sqlite.Options{})
 }
 
 // TestUpdate: the metadata changes in the row, other fields stay, a new

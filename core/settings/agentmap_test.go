@@ -2,7 +2,6 @@ package settings
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -50,16 +49,7 @@ func homeOf(t *testing.T, cfg *config.Config, a *config.Agent) agentHome {
 // config.DefaultAgentOnly refuses in a named block.
 func TestProfileHomesEveryField(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf("data_dir = %q\nagent {\n  workspace = %q\n}\nagent \"x\" {\n  workspace = %q\n}\n", filepath.Join(dir, "data"), filepath.Join(dir, "main"), filepath.Join(dir, "x"))
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(path)
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
+	cfg, _, _ := twoAgents(t)
 	typ := reflect.TypeOf(config.Agent{})
 	refused := map[string]bool{}
 	for _, h := range config.DefaultAgentOnly {
@@ -119,13 +109,7 @@ func TestRunnerAndPipelineReadProfiles(t *testing.T) {
 	path := filepath.Join(dir, "config.hcl")
 	src := fmt.Sprintf("data_dir = %q\nagent {\n  workspace = %q\n  max_concurrent = 7\n  one_shot = true\n  approvers = \"owners\"\n  memory_flush {\n    context_window = 1000\n  }\n  budget {\n    per_chat_daily_usd = 3\n  }\n}\nagent \"x\" {\n  workspace = %q\n  switchable = true\n  model = \"opus\"\n  budget {\n    per_chat_daily_usd = 1\n  }\n}\n",
 		filepath.Join(dir, "data"), filepath.Join(dir, "main"), filepath.Join(dir, "x"))
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(path)
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
+	cfg := loadConfig(t, path, src)
 	profiles, err := Agents(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -242,22 +226,24 @@ func (f *agentFiller) fill(name string, v reflect.Value) {
 	}
 }
 
+// twoAgents loads a configuration in a fresh dir with data_dir, the
+// default agent (workspace dir/main) and agent "x" (workspace dir/x);
+// path is the configuration file's.
+func twoAgents(t *testing.T) (cfg *config.Config, dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "config.hcl")
+	src := fmt.Sprintf("data_dir = %q\nagent {\n  workspace = %q\n}\nagent \"x\" {\n  workspace = %q\n}\n", filepath.Join(dir, "data"), filepath.Join(dir, "main"), filepath.Join(dir, "x"))
+	return loadConfig(t, path, src), dir, path
+}
+
 // TestNamedAgentSandboxBoundaries: a named agent's sandbox hides what the
 // default agent's does — data_dir, the config file — and the other agent's
 // workspace, and binds back the same agent tool socket (and executable):
 // without them the agent's own tools would not reach the host.
 func TestNamedAgentSandboxBoundaries(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config.hcl")
-	src := fmt.Sprintf("data_dir = %q\nagent {\n  workspace = %q\n}\nagent \"x\" {\n  workspace = %q\n}\n", filepath.Join(dir, "data"), filepath.Join(dir, "main"), filepath.Join(dir, "x"))
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(path)
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
+	cfg, dir, path := twoAgents(t)
 	rc, err := Runner(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -24,15 +24,7 @@ func TestReloadChanges(t *testing.T) {
 	}
 	load := func(src string) *config.Config {
 		t.Helper()
-		p := filepath.Join(dir, "config.hcl")
-		if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cfg, diags := config.Load(p)
-		if diags.HasErrors() {
-			t.Fatal(diags.Error())
-		}
-		return cfg
+		return loadConfig(t, filepath.Join(dir, "config.hcl"), src)
 	}
 	base := `agent {
   command = "/usr/bin/claude"

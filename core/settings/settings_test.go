@@ -16,6 +16,20 @@ import (
 	"github.com/clawhost/clawhost/sdk/channel"
 )
 
+// loadConfig writes the configuration src at path and loads it, failing
+// the test on an error.
+func loadConfig(t testing.TB, path, src string) *config.Config {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load(path)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	return cfg
+}
+
 // TestQueueEnumsMatch: every drop policy the configuration accepts is one
 // the queue knows. (The queue modes are one list, core/internal/queuemode's,
 // that both the configuration and the queue read.)
@@ -36,13 +50,7 @@ func TestSpecsCarryPluginEnv(t *testing.T) {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "config.hcl")
 		src := "plugin \"x\" {\n  source = \"x\"\n  env = " + env + "\n}\n"
-		if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cfg, diags := config.Load(path)
-		if diags.HasErrors() {
-			t.Fatal(diags.Error())
-		}
+		cfg := loadConfig(t, path, src)
 		specs := Plugins(cfg)
 		if len(specs) != 1 {
 			t.Fatalf("specs: %+v", specs)
@@ -74,13 +82,7 @@ plugin "hook" {
 }
 plugin "plain" { source = "y" }
 `
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(path)
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
+	cfg := loadConfig(t, path, src)
 	specs := map[string]pluginhost.Spec{}
 	for _, s := range Plugins(cfg) {
 		specs[s.Instance] = s
@@ -189,13 +191,7 @@ plugin "web" {
   source = "webchat"
 }
 `
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(path)
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
+	cfg := loadConfig(t, path, src)
 	// As the plugins declare it (the host asks them).
 	cfg.NormalizeIDs(map[string]channel.Capabilities{"tg": {DirectToSender: true}, "dc": {}, "web": {DirectToSender: true}})
 	set, err := Pipeline(cfg)
@@ -249,13 +245,7 @@ plugin "tg" {
   }
 }
 `
-	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(path)
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
+	cfg := loadConfig(t, path, src)
 	rc, err := Runner(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -304,14 +294,7 @@ func TestPromptSectionSettings(t *testing.T) {
 	load := func(messages string) (string, bool, error) {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "config.hcl")
-		if err := os.WriteFile(path, []byte("messages {\n"+messages+"\n}\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cfg, diags := config.Load(path)
-		if diags.HasErrors() {
-			t.Fatal(diags.Error())
-		}
-		set, err := Pipeline(cfg)
+		set, err := Pipeline(loadConfig(t, path, "messages {\n"+messages+"\n}\n"))
 		if err != nil || set.Turn.PromptSection == nil {
 			return "", false, err
 		}

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/sessionkey"
 )
@@ -16,13 +15,7 @@ import (
 func TestTerminalCommands(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.hcl")
-	if err := os.WriteFile(path, []byte("data_dir = \"data\"\nagent {\n  workspace = \"ws\"\n}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load(path)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	cfg := loadConfig(t, path, "data_dir = \"data\"\nagent {\n  workspace = \"ws\"\n}\n")
 	ws, data := filepath.Join(dir, "ws"), filepath.Join(dir, "data")
 	open := TerminalCommands(cfg)
 	plain := sessionkey.Key{Agent: "main", Chat: "tg:direct:1"}

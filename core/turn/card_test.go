@@ -71,6 +71,22 @@ func (d *cardDraft) next(t *testing.T) string {
 	}
 }
 
+// showsWithin advances clk a card tick at a time, at most 20, until a
+// card shown contains want; it reports whether one did.
+func (d *cardDraft) showsWithin(clk *tstimetest.Fake, want string) bool {
+	for range 20 {
+		select {
+		case c := <-d.shown:
+			if strings.Contains(c, want) {
+				return true
+			}
+		case <-time.After(time.Second): // the card is unchanged until its next tick
+		}
+		clk.Advance(cardTick)
+	}
+	return false
+}
+
 // cardFixture is a turn fixture on a fake clock where 2 messages wait and
 // the channel edits messages; with changes the options further.
 func cardFixture(t *testing.T, set Settings, with ...func(*Options)) (*fixture, *tstimetest.Fake, *cardDraft) {
@@ -194,15 +210,8 @@ func TestVerboseStepsInTheCard(t *testing.T) {
 		clk.Advance(cardDelay)
 		// The steps reach the card as the turn's events are read: the
 		// card shows them at one of its next ticks.
-		for range 20 {
-			select {
-			case c := <-d.shown:
-				if strings.Contains(c, want) {
-					return
-				}
-			case <-time.After(time.Second): // the card is unchanged until its next tick
-			}
-			clk.Advance(cardTick)
+		if d.showsWithin(clk, want) {
+			return
 		}
 		t.Errorf("no card shows the steps %q: %q", want, d.cards)
 	}()
@@ -345,15 +354,8 @@ func TestHookStepsInTheCard(t *testing.T) {
 			return
 		}
 		clk.Advance(cardDelay)
-		for range 20 {
-			select {
-			case c := <-d.shown:
-				if strings.Contains(c, want) {
-					return
-				}
-			case <-time.After(time.Second): // the card is unchanged until its next tick
-			}
-			clk.Advance(cardTick)
+		if d.showsWithin(clk, want) {
+			return
 		}
 		t.Errorf("no card shows the hook's step %q: %q", want, d.cards)
 	}()

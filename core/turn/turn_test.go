@@ -20,6 +20,7 @@ import (
 	"github.com/clawhost/clawhost/core/sessionreset"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/core/store/sqlite/sqlitetest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/hook"
 )
@@ -171,11 +172,7 @@ func newFixture(t *testing.T, set Settings) *fixture {
 // newFixtureWith is newFixture with opts changed by with before New.
 func newFixtureWith(t *testing.T, set Settings, with func(*Options)) *fixture {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
+	db := sqlitetest.Open(t, t.TempDir(), sqlite.Options{Synchronous: "NORMAL"})
 	f := &fixture{t: t, db: db, agent: &fakeAgent{result: runner.Result{Text: "hello back"}}, out: &fakeOutput{}, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
 	hooks := fakeHooks{"clock": {PrependContext: "It is noon."}, "weather": {PrependContext: "Sunny.", SystemPrompt: "Be brief."}}
 	opts := Options{Agent: f.agent, Channels: fakeChannels{}, Hooks: hooks, Output: f.out, Store: db, Settings: set, Meta: session.NewCache(0),

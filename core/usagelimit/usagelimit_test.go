@@ -10,6 +10,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/core/store/sqlite/sqlitetest"
 )
 
 // resumes records the sessions each pause's end looked at.
@@ -40,12 +41,7 @@ func (r *resumes) wait(t *testing.T) []string {
 
 func open(t *testing.T, dir string, clk *tstimetest.Fake) store.Store {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), dir, sqlite.Options{Synchronous: "NORMAL", Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
+	return sqlitetest.Open(t, dir, sqlite.Options{Synchronous: "NORMAL", Now: clk.Now})
 }
 
 // parkOne accepts a message of session key, starts it and parks it, as a

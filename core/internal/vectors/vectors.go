@@ -65,6 +65,23 @@ func Each(t *testing.T, group string, check func(t *testing.T, tc Case)) {
 	}
 }
 
+// Func checks fn against every case of group as parallel subtests of t
+// named group/case: the case's input decoded as In, its expected result
+// as Out.
+func Func[In any, Out comparable](t *testing.T, group string, fn func(In) Out) {
+	t.Helper()
+	t.Run(group, func(t *testing.T) {
+		Each(t, group, func(t *testing.T, tc Case) {
+			var in In
+			var want Out
+			tc.Decode(t, &in, nil, &want)
+			if got := fn(in); got != want {
+				t.Errorf("%#v: got %#v, want %#v", in, got, want)
+			}
+		})
+	})
+}
+
 // Decode decodes the case's input, params and expected result into in, p
 // and want, failing t on error; a nil target leaves its part out.
 func (c Case) Decode(t TB, in, p, want any) {

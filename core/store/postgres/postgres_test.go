@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/clawhost/clawhost/core/store/postgres"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 	"github.com/clawhost/clawhost/core/store/storetest"
+	"github.com/clawhost/clawhost/core/store/storetest/migrationtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -221,20 +221,7 @@ func TestMigrationAgentKeys(t *testing.T) {
 	url := pgtest.Cluster(t).NewDatabase(t)
 	ctx := context.Background()
 	d := open(t, url, nil)
-	const old, key = "tg:direct:5", "agent:main:tg:direct:5"
-	if _, err := d.UpdateSession(ctx, old, func(s *store.Session, _ bool) error {
-		s.ClaudeSessionID = "c-1"
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: "5", MessageID: "1", ReceivedAt: time.Now(), Message: []byte(`{}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Enqueue(ctx, res.ID, old); err != nil {
-		t.Fatal(err)
-	}
+	migrationtest.SeedAgentKeys(t, d)
 	// Back to schema 5: no running totals with sessions (10), no sender
 	// names with pairing codes (9), no audit trail (8), no ledger (7),
 	// session keys without their agent (6).
@@ -246,12 +233,7 @@ func TestMigrationAgentKeys(t *testing.T) {
 	}
 	d.Close()
 	d = open(t, url, nil)
-	if s, err := d.Session(ctx, key); err != nil || s.ClaudeSessionID != "c-1" {
-		t.Fatalf("the session under %q after the migration: %+v, %v", key, s, err)
-	}
-	if n, err := d.CountPending(ctx, key); err != nil || n != 1 {
-		t.Fatalf("queued entries of %q after the migration: %d, %v", key, n, err)
-	}
+	migrationtest.CheckAgentKeys(t, d)
 }
 
 // undoMigration13 takes a database back from schema 13 to 12: journal
@@ -285,37 +267,15 @@ func TestMigrationTurnCosts(t *testing.T) {
 	if _, err := d.Pool().Exec(ctx, `UPDATE clawhost_schema SET version = $1`, 9); err != nil {
 		t.Fatal(err)
 	}
-	type row struct {
-		chat    string
-		total   float64
-		outcome string
-		want    float64
-	}
-	rows := []row{{"1", 0.42, "ok", 0.42}, {"2", 0.30, "ok", 0.30}, {"1", 0.84, "ok", 0.42}, {"1", 0, "aborted", 1.575},
-		{"2", 0.60, "ok", 0.30}, {"1", 1.26, "ok", 0.42}, {"1", 0.42, "ok", 0.42}}
 	t0 := time.Now()
-	for i, r := range rows {
+	for i, r := range migrationtest.TurnCostRows {
 		if _, err := d.Pool().Exec(ctx, `INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
 			cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome) VALUES ($1, $2, 'main', 'tg', $3, 'tg:1', 'opus', 100000, 1000, 0, 0, $4, 1, $5)`,
-			i+1, t0.Add(time.Duration(i)*time.Minute).UnixNano(), r.chat, r.total, r.outcome); err != nil {
+			i+1, t0.Add(time.Duration(i)*time.Minute).UnixNano(), r.Chat, r.Total, r.Outcome); err != nil {
 			t.Fatal(err)
 		}
 	}
 	d.Close()
 	d = open(t, url, nil)
-	got, err := d.ListUsage(ctx, store.UsageFilter{}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(rows) {
-		t.Fatalf("%d rows after the migration, want %d", len(got), len(rows))
-	}
-	for i, r := range rows {
-		if math.Abs(got[i].CostUSD-r.want) > 1e-9 || got[i].ChatID != r.chat || !got[i].Estimate {
-			t.Errorf("row %d: %+v, want chat %s $%.2f marked an estimate", i, got[i], r.chat, r.want)
-		}
-	}
-	if sum, err := d.SumUsage(ctx, store.UsageFilter{}); err != nil || sum.Estimates != len(rows) || math.Abs(sum.CostUSD-3.855) > 1e-9 {
-		t.Errorf("sum after the migration: %+v, %v; want $3.855, all estimates", sum, err)
-	}
+	migrationtest.CheckTurnCosts(t, d)
 }

@@ -7,13 +7,14 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/storetest"
 )
 
 // payload is a typical normalized message (~300 bytes of JSON).
@@ -21,46 +22,21 @@ var payload = []byte(`{"channel":"telegram","chat_type":"group","sender":{"id":"
 	`"text":"Could you summarise the thread above and list the open questions, please?","reply_to":"4711",` +
 	`"mentions":["clawbot"],"timestamp":"2026-01-01T12:00:00Z","media":[]}`)
 
-// BenchmarkAcceptParallel measures group-committed Accepts from 1,000
-// concurrent senders (one session each); msgs/s is the sustained rate.
-func BenchmarkAcceptParallel(b *testing.B) {
-	for _, sync := range []string{"NORMAL", "FULL"} {
-		b.Run("sync="+sync, func(b *testing.B) {
-			d, err := Open(context.Background(), b.TempDir(), Options{Synchronous: sync})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer d.Close()
-			var seq atomic.Int64
-			b.SetParallelism(1000 / runtime.GOMAXPROCS(0))
-			b.ReportAllocs()
-			b.ResetTimer()
-			start := time.Now()
-			b.RunParallel(func(pb *testing.PB) {
-				ctx := context.Background()
-				for pb.Next() {
-					n := seq.Add(1)
-					in := store.Inbound{Instance: "tg", ChatID: strconv.FormatInt(n%1000, 10), MessageID: strconv.FormatInt(n, 10), Message: payload}
-					if _, err := d.Accept(ctx, in); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
-		})
-	}
-}
-
-// BenchmarkLifecycleParallel runs the whole journal life of a message:
-// Accept, Enqueue, Start, RecordReply (one chunk), MarkSent: five
-// group-committed writes per message.
-func BenchmarkLifecycleParallel(b *testing.B) {
-	d, err := Open(context.Background(), b.TempDir(), Options{})
+// openBench opens a store on a fresh directory with opts and closes it
+// with the benchmark.
+func openBench(b *testing.B, opts Options) *DB {
+	b.Helper()
+	d, err := Open(context.Background(), b.TempDir(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer d.Close()
+	b.Cleanup(func() { d.Close() })
+	return d
+}
+
+// perSender runs op b.N times from 1,000 concurrent senders, message n
+// (its id) in chat n%1000, and reports the sustained rate as msgs/s.
+func perSender(b *testing.B, op func(ctx context.Context, chat, id string) error) {
 	var seq atomic.Int64
 	b.SetParallelism(1000 / runtime.GOMAXPROCS(0))
 	b.ResetTimer()
@@ -69,14 +45,36 @@ func BenchmarkLifecycleParallel(b *testing.B) {
 		ctx := context.Background()
 		for pb.Next() {
 			n := seq.Add(1)
-			chat := strconv.FormatInt(n%1000, 10)
-			if err := journalLife(ctx, d, chat, strconv.FormatInt(n, 10)); err != nil {
+			if err := op(ctx, strconv.FormatInt(n%1000, 10), strconv.FormatInt(n, 10)); err != nil {
 				b.Error(err)
 				return
 			}
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+}
+
+// BenchmarkAcceptParallel measures group-committed Accepts from 1,000
+// concurrent senders (one session each); msgs/s is the sustained rate.
+func BenchmarkAcceptParallel(b *testing.B) {
+	for _, sync := range []string{"NORMAL", "FULL"} {
+		b.Run("sync="+sync, func(b *testing.B) {
+			d := openBench(b, Options{Synchronous: sync})
+			b.ReportAllocs()
+			perSender(b, func(ctx context.Context, chat, id string) error {
+				_, err := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: chat, MessageID: id, Message: payload})
+				return err
+			})
+		})
+	}
+}
+
+// BenchmarkLifecycleParallel runs the whole journal life of a message:
+// Accept, Enqueue, Start, RecordReply (one chunk), MarkSent: five
+// group-committed writes per message.
+func BenchmarkLifecycleParallel(b *testing.B) {
+	d := openBench(b, Options{})
+	perSender(b, func(ctx context.Context, chat, id string) error { return journalLife(ctx, d, chat, id) })
 }
 
 // BenchmarkLifecycleSerial is one chat's messages one after another, as a
@@ -87,11 +85,7 @@ func BenchmarkLifecycleParallel(b *testing.B) {
 //
 //	go test ./core/store/sqlite -run '^$' -bench LifecycleSerial
 func BenchmarkLifecycleSerial(b *testing.B) {
-	d, err := Open(context.Background(), b.TempDir(), Options{Synchronous: "NORMAL"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
+	d := openBench(b, Options{Synchronous: "NORMAL"})
 	ctx := context.Background()
 	cpu0 := processCPU(b)
 	n := 0
@@ -143,14 +137,10 @@ func benchSession(i int) store.Session {
 }
 
 func BenchmarkSessionGet(b *testing.B) {
-	d, err := Open(context.Background(), b.TempDir(), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
+	d := openBench(b, Options{})
 	ctx := context.Background()
 	for i := range 10_000 {
-		putSession(b, d, benchSession(i))
+		storetest.PutSession(b, d, benchSession(i))
 	}
 	var seq atomic.Int64
 	b.ReportAllocs()
@@ -169,11 +159,7 @@ func BenchmarkSessionGet(b *testing.B) {
 // BenchmarkSessionUpdate replaces whole sessions with UpdateSession (a
 // read and a write in one group-committed operation).
 func BenchmarkSessionUpdate(b *testing.B) {
-	d, err := Open(context.Background(), b.TempDir(), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
+	d := openBench(b, Options{})
 	ctx := context.Background()
 	var seq atomic.Int64
 	b.SetParallelism(100)
@@ -190,21 +176,14 @@ func BenchmarkSessionUpdate(b *testing.B) {
 	})
 }
 
-// vmRSS returns the resident set size from /proc/self/status, in bytes.
+// vmRSS returns this process's resident set size, in bytes.
 func vmRSS(tb testing.TB) int64 {
 	tb.Helper()
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		tb.Skipf("no /proc/self/status: %v", err)
+	u, ok := procmem.Read(os.Getpid())
+	if !ok {
+		tb.Skip("no resident set size (/proc/self/statm)")
 	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024
-		}
-	}
-	tb.Skip("VmRSS not found")
-	return 0
+	return u.RSS
 }
 
 // BenchmarkSessionsRSS measures the resident memory added by 10,000 stored
@@ -227,7 +206,7 @@ func BenchmarkSessionsRSS(b *testing.B) {
 		debug.FreeOSMemory()
 		idle := vmRSS(b)
 		for i := range 10_000 {
-			putSession(b, d, benchSession(i))
+			storetest.PutSession(b, d, benchSession(i))
 		}
 		for i := range 10_000 {
 			if _, err := d.Session(ctx, benchSession(i).Key); err != nil {
@@ -253,11 +232,7 @@ func BenchmarkSessionsRSS(b *testing.B) {
 func BenchmarkRecordReplyLedger(b *testing.B) {
 	for _, withUsage := range []bool{false, true} {
 		b.Run(fmt.Sprintf("usage=%v", withUsage), func(b *testing.B) {
-			d, err := Open(context.Background(), b.TempDir(), Options{Synchronous: "FULL"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer d.Close()
+			d := openBench(b, Options{Synchronous: "FULL"})
 			ctx := context.Background()
 			ids := begunTurns(b, d, b.N)
 			var u *store.TurnUsage

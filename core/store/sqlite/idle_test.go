@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/store/storetest"
 )
 
 // TestIdleWatch: the release comes after idleChecks ticks without a
@@ -43,7 +45,7 @@ func TestIdleReleaseClosesReaders(t *testing.T) {
 	if n := d.rdb.Stats().OpenConnections; n != 0 {
 		t.Fatalf("%d readers open after the release, want 0", n)
 	}
-	id := mustAccept(t, d, msg(2))
+	id := storetest.MustAccept(t, d, storetest.Msg(2))
 	if _, err := d.Entry(ctx, id); err != nil {
 		t.Fatalf("read after the release: %v", err)
 	}
@@ -59,7 +61,7 @@ func TestReleaseMemoryNow(t *testing.T) {
 	if n := d.rdb.Stats().OpenConnections; n != 0 {
 		t.Fatalf("%d readers open after ReleaseMemory, want 0", n)
 	}
-	id := mustAccept(t, d, msg(2))
+	id := storetest.MustAccept(t, d, storetest.Msg(2))
 	if _, err := d.Entry(ctx, id); err != nil {
 		t.Fatalf("read after ReleaseMemory: %v", err)
 	}
@@ -74,7 +76,7 @@ func openWithReader(t *testing.T) *DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	mustAccept(t, d, msg(1))
+	storetest.MustAccept(t, d, storetest.Msg(1))
 	if _, err := d.CountPending(context.Background(), "chat"); err != nil {
 		t.Fatal(err)
 	}

@@ -14,11 +14,7 @@ import (
 // attempt, as core/delivery records it. stmts/op counts the statements
 // (BEGIN and COMMIT included).
 func BenchmarkRecordReplyWarmTurn(b *testing.B) {
-	d, err := Open(context.Background(), b.TempDir(), Options{Synchronous: "NORMAL"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
+	d := openBench(b, Options{Synchronous: "NORMAL"})
 	ctx := context.Background()
 	if _, err := d.UpdateSession(ctx, "k", func(s *store.Session, _ bool) error { s.ClaudeSessionID = "c1"; return nil }); err != nil {
 		b.Fatal(err)

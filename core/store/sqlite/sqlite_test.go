@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/storetest"
+	"github.com/clawhost/clawhost/core/store/storetest/migrationtest"
 )
 
 // TestConformance runs the store contract's conformance suite against
@@ -121,7 +121,7 @@ func TestChunkWithoutTextIsAnError(t *testing.T) {
 	t.Parallel()
 	d := openTest(t, t.TempDir(), nil)
 	ctx := context.Background()
-	id := mustAccept(t, d, msg(1))
+	id := storetest.MustAccept(t, d, storetest.Msg(1))
 	if err := d.Start(ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -173,18 +173,7 @@ func TestMigrationAgentKeys(t *testing.T) {
 	dir := t.TempDir()
 	clk := storetest.NewClock()
 	d := openTest(t, dir, clk)
-	ctx := context.Background()
-	const old, key = "tg:direct:5", "agent:main:tg:direct:5"
-	if _, err := d.UpdateSession(ctx, old, func(s *store.Session, _ bool) error {
-		s.ClaudeSessionID = "c-1"
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	id := mustAccept(t, d, msg(1))
-	if err := d.Enqueue(ctx, id, old); err != nil {
-		t.Fatal(err)
-	}
+	migrationtest.SeedAgentKeys(t, d)
 	for _, q := range append(slices.Concat(undoMigration17, undoMigration15, undoMigration14, undoMigration13, undoMigration12, undoMigration11), `PRAGMA user_version = 9`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatal(err)
@@ -192,18 +181,7 @@ func TestMigrationAgentKeys(t *testing.T) {
 	}
 	d.Close()
 	d = openTest(t, dir, clk)
-	if s, err := d.Session(ctx, key); err != nil || s.ClaudeSessionID != "c-1" {
-		t.Fatalf("the session under %q after the migration: %+v, %v", key, s, err)
-	}
-	if _, err := d.Session(ctx, old); err == nil {
-		t.Errorf("a session is still under the old key %q", old)
-	}
-	if n, err := d.CountPending(ctx, key); err != nil || n != 1 {
-		t.Fatalf("queued entries of %q after the migration: %d, %v", key, n, err)
-	}
-	if p, err := d.PendingCounts(ctx); err != nil || len(p) != 1 || p[key] != 1 {
-		t.Fatalf("pending counts after the migration: %v, %v", p, err)
-	}
+	migrationtest.CheckAgentKeys(t, d)
 }
 
 // undoMigration9 takes a database back from schema 9 to 8.
@@ -279,14 +257,14 @@ func TestMigrationMovesPayloads(t *testing.T) {
 	ctx := context.Background()
 	want := map[int64][]byte{}
 	for i := range 4 {
-		in := msg(i)
+		in := storetest.Msg(i)
 		if i == 3 {
 			in.Message = nil // an entry without a message stays without one
 		}
-		want[mustAccept(t, d, in)] = in.Message
+		want[storetest.MustAccept(t, d, in)] = in.Message
 	}
-	replied := mustAccept(t, d, msg(4))
-	want[replied] = msg(4).Message
+	replied := storetest.MustAccept(t, d, storetest.Msg(4))
+	want[replied] = storetest.Msg(4).Message
 	if err := d.Start(ctx, replied); err != nil {
 		t.Fatal(err)
 	}
@@ -352,32 +330,6 @@ func openTest(t testing.TB, dir string, clk *storetest.Clock) *DB {
 	return d
 }
 
-// msg is the i-th test message of chat 100 on instance tg.
-func msg(i int) store.Inbound {
-	return store.Inbound{Instance: "tg", ChatID: "100", MessageID: fmt.Sprint(i), Message: []byte(fmt.Sprintf(`{"text":"m%d"}`, i))}
-}
-
-// mustAccept accepts in and fails the test unless it was stored as new.
-func mustAccept(t testing.TB, d *DB, in store.Inbound) int64 {
-	t.Helper()
-	r, err := d.Accept(context.Background(), in)
-	if err != nil {
-		t.Fatalf("Accept: %v", err)
-	}
-	if r.Duplicate {
-		t.Fatalf("Accept %v: unexpected duplicate", in.MessageID)
-	}
-	return r.ID
-}
-
-// putSession stores s as it is (CreatedAt and UpdatedAt become now).
-func putSession(t testing.TB, d *DB, s store.Session) {
-	t.Helper()
-	if _, err := d.UpdateSession(context.Background(), s.Key, func(x *store.Session, _ bool) error { *x = s; return nil }); err != nil {
-		t.Fatalf("UpdateSession %s: %v", s.Key, err)
-	}
-}
-
 // count returns the number of rows in an engine table.
 func count(t testing.TB, d *DB, table string) int {
 	t.Helper()
@@ -399,17 +351,17 @@ func TestDedupeCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 60 {
-		mustAccept(t, d, msg(i))
+		storetest.MustAccept(t, d, storetest.Msg(i))
 		clk.Advance(time.Millisecond)
 	}
 	if n := count(t, d, "dedupe"); n != 50 {
 		t.Fatalf("dedupe rows = %d, want 50", n)
 	}
 	// The 10 oldest were pruned: they are accepted again; the newest are not.
-	if r, _ := d.Accept(context.Background(), msg(0)); r.Duplicate {
+	if r, _ := d.Accept(context.Background(), storetest.Msg(0)); r.Duplicate {
 		t.Fatal("oldest key survived the cap")
 	}
-	if r, _ := d.Accept(context.Background(), msg(59)); !r.Duplicate {
+	if r, _ := d.Accept(context.Background(), storetest.Msg(59)); !r.Duplicate {
 		t.Fatal("newest key was pruned")
 	}
 	d.Close()
@@ -419,10 +371,10 @@ func TestDedupeCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d2.Close()
-	if r, _ := d2.Accept(context.Background(), msg(58)); !r.Duplicate {
+	if r, _ := d2.Accept(context.Background(), storetest.Msg(58)); !r.Duplicate {
 		t.Fatal("dedupe key lost across restart")
 	}
-	mustAccept(t, d2, msg(1000))
+	storetest.MustAccept(t, d2, storetest.Msg(1000))
 	if n := count(t, d2, "dedupe"); n != 50 {
 		t.Fatalf("after reopen dedupe rows = %d, want 50", n)
 	}
@@ -536,7 +488,7 @@ func TestMigrationIsAllOrNone(t *testing.T) {
 		t.Fatalf("after a failed migration: user_version %d, %d schema objects; want 0 and 0", version, tables)
 	}
 	d := openTest(t, dir, nil)
-	if _, err := d.Accept(context.Background(), msg(1)); err != nil {
+	if _, err := d.Accept(context.Background(), storetest.Msg(1)); err != nil {
 		t.Fatalf("Accept after the migration: %v", err)
 	}
 }
@@ -581,7 +533,7 @@ func TestFileModes(t *testing.T) {
 	// A fresh, nested directory.
 	fresh := filepath.Join(base, "a", "data")
 	d := openTest(t, fresh, nil)
-	mustAccept(t, d, msg(1))
+	storetest.MustAccept(t, d, storetest.Msg(1))
 	check(fresh)
 	d.Close()
 
@@ -594,7 +546,7 @@ func TestFileModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustAccept(t, d, msg(2))
+	storetest.MustAccept(t, d, storetest.Msg(2))
 	check(fresh)
 	d.Close()
 
@@ -626,7 +578,7 @@ func TestPruneDeletesChunks(t *testing.T) {
 	clk := storetest.NewClock()
 	d := openTest(t, t.TempDir(), clk)
 	ctx := context.Background()
-	old := mustAccept(t, d, msg(1))
+	old := storetest.MustAccept(t, d, storetest.Msg(1))
 	d.Start(ctx, old)
 	d.RecordReply(ctx, store.Reply{JournalID: old, Text: "ab", Chunks: []string{"a", "b"}})
 	d.MarkSent(ctx, store.ChunkSent{JournalID: old, Index: 0})
@@ -649,7 +601,7 @@ func TestPruneDeletesChunks(t *testing.T) {
 func TestStatementsCounted(t *testing.T) {
 	d := openTest(t, t.TempDir(), nil)
 	before := d.Statements()
-	mustAccept(t, d, msg(1))
+	storetest.MustAccept(t, d, storetest.Msg(1))
 	afterAccept := d.Statements()
 	if afterAccept-before < 3 {
 		t.Fatalf("an accept counted %d statements, want ≥ 3 (BEGIN, insert, COMMIT)", afterAccept-before)
@@ -683,45 +635,20 @@ var undoMigration14 = []string{`ALTER TABLE usage DROP COLUMN estimate`, `ALTER 
 func TestMigrationTurnCosts(t *testing.T) {
 	dir := t.TempDir()
 	clk := storetest.NewClock()
-	ctx := context.Background()
 	d := openTest(t, dir, clk)
 	for _, q := range append(slices.Concat(undoMigration17, undoMigration15, undoMigration14), `PRAGMA user_version = 13`) {
 		if _, err := d.wdbExec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	// chat 1: a session's turns 0.42, 0.84, a cut turn, 1.26; a /new,
-	// then 0.42 again. chat 2, interleaved: its own 0.30, 0.60.
-	type row struct {
-		chat    string
-		total   float64
-		outcome string
-		want    float64
-	}
-	rows := []row{{"1", 0.42, "ok", 0.42}, {"2", 0.30, "ok", 0.30}, {"1", 0.84, "ok", 0.42}, {"1", 0, "aborted", 1.575},
-		{"2", 0.60, "ok", 0.30}, {"1", 1.26, "ok", 0.42}, {"1", 0.42, "ok", 0.42}}
-	for i, r := range rows {
+	for i, r := range migrationtest.TurnCostRows {
 		if _, err := d.wdbExec(fmt.Sprintf(`INSERT INTO usage(journal_id, at, agent, instance, chat_id, sender, model, input_tokens, output_tokens,
 			cache_read_tokens, cache_creation_tokens, cost_usd, duration_ns, outcome) VALUES (%d, %d, 'main', 'tg', '%s', 'tg:1', 'opus', 100000, 1000, 0, 0, %v, 1, '%s')`,
-			i+1, clk.Now().Add(time.Duration(i)*time.Minute).UnixNano(), r.chat, r.total, r.outcome)); err != nil {
+			i+1, clk.Now().Add(time.Duration(i)*time.Minute).UnixNano(), r.Chat, r.Total, r.Outcome)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	d.Close()
 	d = openTest(t, dir, clk)
-	got, err := d.ListUsage(ctx, store.UsageFilter{}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(rows) {
-		t.Fatalf("%d rows after the migration, want %d", len(got), len(rows))
-	}
-	for i, r := range rows {
-		if math.Abs(got[i].CostUSD-r.want) > 1e-9 || got[i].ChatID != r.chat || !got[i].Estimate {
-			t.Errorf("row %d: %+v, want chat %s $%.2f marked an estimate", i, got[i], r.chat, r.want)
-		}
-	}
-	if sum, err := d.SumUsage(ctx, store.UsageFilter{}); err != nil || sum.Estimates != len(rows) || math.Abs(sum.CostUSD-3.855) > 1e-9 {
-		t.Errorf("sum after the migration: %+v, %v; want $3.855, all estimates", sum, err)
-	}
+	migrationtest.CheckTurnCosts(t, d)
 }

@@ -14,7 +14,7 @@ import (
 func testLaunchNotBegunIsFree(t *testing.T, h *env) {
 	ctx := context.Background()
 	d := h.open()
-	id := mustAccept(t, d, msg(1))
+	id := MustAccept(t, d, Msg(1))
 	if err := d.Enqueue(ctx, id, "s"); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func testLaunchNotBegunIsFree(t *testing.T, h *env) {
 func testMarkBegan(t *testing.T, h *env) {
 	ctx := context.Background()
 	d := h.open()
-	id := mustAccept(t, d, msg(1))
+	id := MustAccept(t, d, Msg(1))
 	if err := d.MarkBegan(ctx, id); err != nil { // accepted: nothing to mark
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func testMarkBegan(t *testing.T, h *env) {
 func testLaunchesAreBounded(t *testing.T, h *env) {
 	ctx := context.Background()
 	d := h.open()
-	id := mustAccept(t, d, msg(1))
+	id := MustAccept(t, d, Msg(1))
 	d.Enqueue(ctx, id, "s")
 	for launch := 1; ; launch++ {
 		if err := d.Start(ctx, id); err != nil {

@@ -119,12 +119,12 @@ func testHandoff(t *testing.T, a, b store.Cluster) {
 	go b.Listen(lctx, func(w store.Wake) { woke <- w })
 	waitListening(t, a, b, woke, "B")
 
-	e1 := mustAccept(t, a, msg(1))
-	e2 := mustAccept(t, a, msg(2))
+	e1 := MustAccept(t, a, Msg(1))
+	e2 := MustAccept(t, a, Msg(2))
 	if err := a.Enqueue(ctx, e2, "s1"); err != nil {
 		t.Fatal(err)
 	}
-	e3 := mustAccept(t, a, msg(3))
+	e3 := MustAccept(t, a, Msg(3))
 	if err := a.Finish(ctx, store.FinishRequest{IDs: []int64{e3}, State: store.StateDone}); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func testHandoff(t *testing.T, a, b store.Cluster) {
 	}
 	// Handed but not taken: the host's Recover takes it and TakeHanded
 	// does not return it again.
-	e4 := mustAccept(t, a, msg(4))
+	e4 := MustAccept(t, a, Msg(4))
 	if err := a.Handoff(ctx, "B", e4); err != nil {
 		t.Fatal(err)
 	}
@@ -193,14 +193,14 @@ func testOlderOpen(t *testing.T, a, b store.Cluster) {
 		}
 		return ok
 	}
-	e1 := mustAccept(t, a, msg(1))
-	other := msg(2)
+	e1 := MustAccept(t, a, Msg(1))
+	other := Msg(2)
 	other.ChatID = "200"
-	e2 := mustAccept(t, a, other)
-	thread := msg(3)
+	e2 := MustAccept(t, a, other)
+	thread := Msg(3)
 	thread.ThreadID = "7"
-	e3 := mustAccept(t, a, thread)
-	e4 := mustAccept(t, a, msg(4))
+	e3 := MustAccept(t, a, thread)
+	e4 := MustAccept(t, a, Msg(4))
 	if !older(b, e4) {
 		t.Error("B, e4: e1 (same chat, A's) not counted")
 	}
@@ -240,7 +240,7 @@ func waitListening(t *testing.T, c, to store.Cluster, woke chan store.Wake, host
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		id := mustAccept(t, c, msg(int(time.Now().UnixNano()%1e9)))
+		id := MustAccept(t, c, Msg(int(time.Now().UnixNano()%1e9)))
 		if err := c.Handoff(context.Background(), host, id); err != nil {
 			t.Fatal(err)
 		}

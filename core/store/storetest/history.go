@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -19,9 +20,9 @@ func testHistory(t *testing.T, e *env) {
 	t0 := e.clk.Now()
 	accept := func(chat, thread string, i int) int64 {
 		t.Helper()
-		in := msg(i)
+		in := Msg(i)
 		in.ChatID, in.ThreadID = chat, thread
-		id := mustAccept(t, s, in)
+		id := MustAccept(t, s, in)
 		e.clk.Advance(time.Second)
 		return id
 	}
@@ -73,7 +74,7 @@ func testHistory(t *testing.T, e *env) {
 		return out
 	}
 	got := list(store.HistoryFilter{Instance: "tg", ChatID: "100", Since: since}, 0)
-	if want := []int64{a, b, dropped, inThread}; !equalIDs(ids(got), want) {
+	if want := []int64{a, b, dropped, inThread}; !slices.Equal(ids(got), want) {
 		t.Fatalf("history ids %v, want %v", ids(got), want)
 	}
 	if h := got[0]; !h.Replied || h.Reply != "answer to 1 and 2" || !h.RepliedAt.Equal(produced) || !h.Ran || string(h.Message) != `{"text":"m1"}` || h.SessionKey != "k" {
@@ -89,10 +90,10 @@ func testHistory(t *testing.T, e *env) {
 		t.Errorf("since zero: %v", ids(all))
 	}
 	// A reply without a ledger row: the host answered, no turn ran.
-	if th := list(store.HistoryFilter{Instance: "tg", ChatID: "100", ThreadID: "7"}, 0); !equalIDs(ids(th), []int64{inThread}) || th[0].Reply != "in the thread" || th[0].Ran {
+	if th := list(store.HistoryFilter{Instance: "tg", ChatID: "100", ThreadID: "7"}, 0); !slices.Equal(ids(th), []int64{inThread}) || th[0].Reply != "in the thread" || th[0].Ran {
 		t.Errorf("thread 7: %+v", th)
 	}
-	if last := list(store.HistoryFilter{Instance: "tg", ChatID: "100", Since: since}, 2); !equalIDs(ids(last), []int64{dropped, inThread}) {
+	if last := list(store.HistoryFilter{Instance: "tg", ChatID: "100", Since: since}, 2); !slices.Equal(ids(last), []int64{dropped, inThread}) {
 		t.Errorf("limit 2: %v, want the newest two, oldest first", ids(last))
 	}
 	if none := list(store.HistoryFilter{Instance: "tg", ChatID: "300"}, 0); len(none) != 0 {
@@ -101,16 +102,4 @@ func testHistory(t *testing.T, e *env) {
 	if _, err := s.ChatHistory(ctx, store.HistoryFilter{Instance: "tg"}, 0); err == nil {
 		t.Error("a history without a chat was read")
 	}
-}
-
-func equalIDs(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -35,18 +35,18 @@ func testRecoverTakesOnlyOrphans(t *testing.T, clk *Clock, open HostOpener) {
 	if _, err := a.AcquireLease(ctx, store.LeaseRequest{Name: store.HostLeasePrefix + "A", Holder: "A", TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	running := mustAccept(t, a, msg(1))
+	running := MustAccept(t, a, Msg(1))
 	if err := a.Begin(ctx, "s1", running); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.MarkBegan(ctx, running); err != nil {
 		t.Fatal(err)
 	}
-	waiting := mustAccept(t, a, msg(2))
+	waiting := MustAccept(t, a, Msg(2))
 	if err := a.Enqueue(ctx, waiting, "s1"); err != nil {
 		t.Fatal(err)
 	}
-	replied := mustAccept(t, a, msg(3))
+	replied := MustAccept(t, a, Msg(3))
 	if err := a.Start(ctx, replied); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func testRecoverTakesOnlyOrphans(t *testing.T, clk *Clock, open HostOpener) {
 		t.Fatalf("A's running turn after B's Recover: %s, owner %q", e.State, e.Owner)
 	}
 	// What B writes is B's.
-	mine := mustAccept(t, b, msg(4))
+	mine := MustAccept(t, b, Msg(4))
 	if e, _ := b.Entry(ctx, mine); e.Owner != "B" {
 		t.Fatalf("B's accept: owner %q", e.Owner)
 	}

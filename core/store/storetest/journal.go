@@ -16,7 +16,7 @@ func testAcceptAndEntry(t *testing.T, h *env) {
 	d := h.open()
 	ctx := context.Background()
 	in := store.Inbound{Instance: "tg", ChatID: "c1", ThreadID: "t1", MessageID: "m1", ReceivedAt: clk.Now().Add(-time.Second), Message: []byte(`{"a":1}`)}
-	id := mustAccept(t, d, in)
+	id := MustAccept(t, d, in)
 	e, err := d.Entry(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -39,9 +39,9 @@ func testDedupe(t *testing.T, h *env) {
 	clk := h.clk
 	d := h.open()
 	ctx := context.Background()
-	first := mustAccept(t, d, msg(1))
+	first := MustAccept(t, d, Msg(1))
 
-	r, err := d.Accept(ctx, msg(1))
+	r, err := d.Accept(ctx, Msg(1))
 	if err != nil || !r.Duplicate || r.ID != first {
 		t.Fatalf("second Accept = %+v, %v; want duplicate of %d", r, err, first)
 	}
@@ -51,26 +51,26 @@ func testDedupe(t *testing.T, h *env) {
 		{Instance: "tg", ChatID: "101", MessageID: "1"},
 		{Instance: "dc", ChatID: "100", MessageID: "1"},
 	} {
-		mustAccept(t, d, in)
+		MustAccept(t, d, in)
 	}
 	// No message id and no key: never deduplicated.
-	mustAccept(t, d, store.Inbound{Instance: "tg", ChatID: "100"})
-	mustAccept(t, d, store.Inbound{Instance: "tg", ChatID: "100"})
+	MustAccept(t, d, store.Inbound{Instance: "tg", ChatID: "100"})
+	MustAccept(t, d, store.Inbound{Instance: "tg", ChatID: "100"})
 
 	clk.Advance(store.DefaultDedupeTTL - time.Nanosecond)
-	if r, _ := d.Accept(ctx, msg(1)); !r.Duplicate {
+	if r, _ := d.Accept(ctx, Msg(1)); !r.Duplicate {
 		t.Fatal("duplicate accepted just before the TTL")
 	}
 	clk.Advance(time.Nanosecond)
-	if r, _ := d.Accept(ctx, msg(1)); r.Duplicate || r.ID == first {
+	if r, _ := d.Accept(ctx, Msg(1)); r.Duplicate || r.ID == first {
 		t.Fatalf("Accept after TTL = %+v, want a new entry", r)
 	}
 	// The key was refreshed by the new entry.
-	if r, _ := d.Accept(ctx, msg(1)); !r.Duplicate {
+	if r, _ := d.Accept(ctx, Msg(1)); !r.Duplicate {
 		t.Fatal("refreshed key did not dedupe")
 	}
 	// Explicit key overrides the derived one.
-	mustAccept(t, d, store.Inbound{Instance: "tg", ChatID: "1", MessageID: "a", DedupeKey: "k"})
+	MustAccept(t, d, store.Inbound{Instance: "tg", ChatID: "1", MessageID: "a", DedupeKey: "k"})
 	if r, _ := d.Accept(ctx, store.Inbound{Instance: "tg", ChatID: "2", MessageID: "b", DedupeKey: "k"}); !r.Duplicate {
 		t.Fatal("explicit dedupe key not honoured")
 	}
@@ -87,7 +87,7 @@ func testDedupeConcurrentSameKey(t *testing.T, h *env) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := d.Accept(context.Background(), msg(7))
+			r, err := d.Accept(context.Background(), Msg(7))
 			if err != nil {
 				t.Error(err)
 				return
@@ -110,7 +110,7 @@ func testDedupeConcurrentSameKey(t *testing.T, h *env) {
 func testStateMachine(t *testing.T, h *env) {
 	d := h.open()
 	ctx := context.Background()
-	id := mustAccept(t, d, msg(1))
+	id := MustAccept(t, d, Msg(1))
 	state := func() store.Entry {
 		t.Helper()
 		e, err := d.Entry(ctx, id)
@@ -165,7 +165,7 @@ func testStateMachine(t *testing.T, h *env) {
 		t.Fatalf("start missing: %v", err)
 	}
 	// All or none: one bad id leaves the others untouched.
-	a, b := mustAccept(t, d, msg(2)), mustAccept(t, d, msg(3))
+	a, b := MustAccept(t, d, Msg(2)), MustAccept(t, d, Msg(3))
 	if err := d.Start(ctx, a, id, b); !errors.Is(err, store.ErrBadTransition) {
 		t.Fatalf("start with a terminal id: %v", err)
 	}
@@ -186,7 +186,7 @@ func testQueuePrimitives(t *testing.T, h *env) {
 	ctx := context.Background()
 	var ids []int64
 	for i := range 5 {
-		id := mustAccept(t, d, msg(i))
+		id := MustAccept(t, d, Msg(i))
 		key := "s1"
 		if i == 2 {
 			key = "s2"
@@ -196,7 +196,7 @@ func testQueuePrimitives(t *testing.T, h *env) {
 		}
 		ids = append(ids, id)
 	}
-	mustAccept(t, d, msg(99)) // accepted, not queued
+	MustAccept(t, d, Msg(99)) // accepted, not queued
 	if n, err := d.CountPending(ctx, "s1"); err != nil || n != 4 {
 		t.Fatalf("CountPending = %d, %v; want 4", n, err)
 	}
@@ -255,7 +255,7 @@ func testQueuePrimitives(t *testing.T, h *env) {
 func testBegin(t *testing.T, h *env) {
 	d := h.open()
 	ctx := context.Background()
-	first := mustAccept(t, d, msg(1))
+	first := MustAccept(t, d, Msg(1))
 	if err := d.Begin(ctx, "s1", first); err != nil {
 		t.Fatal(err)
 	}
@@ -266,13 +266,13 @@ func testBegin(t *testing.T, h *env) {
 	if e.State != store.StateProcessing || e.SessionKey != "s1" || e.Attempts != 1 {
 		t.Fatalf("after Begin: state %s, session %q, attempts %d; want processing, s1, 1", e.State, e.SessionKey, e.Attempts)
 	}
-	second := mustAccept(t, d, msg(2))
+	second := MustAccept(t, d, Msg(2))
 	if err := d.Enqueue(ctx, second, "s1"); err != nil {
 		t.Fatal(err)
 	}
 	// All or none: a done entry refuses, the accepted one stays accepted.
-	third := mustAccept(t, d, msg(3))
-	done := mustAccept(t, d, msg(4))
+	third := MustAccept(t, d, Msg(3))
+	done := MustAccept(t, d, Msg(4))
 	if err := d.Finish(ctx, store.FinishRequest{IDs: []int64{done}, State: store.StateDone}); err != nil {
 		t.Fatal(err)
 	}
@@ -311,11 +311,11 @@ func testCancelledContext(t *testing.T, h *env) {
 	d := h.open()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := d.Accept(ctx, msg(1)); !errors.Is(err, context.Canceled) {
+	if _, err := d.Accept(ctx, Msg(1)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Accept with cancelled ctx: %v", err)
 	}
 	// Nothing was stored.
-	mustAccept(t, d, msg(1))
+	MustAccept(t, d, Msg(1))
 }
 
 // testFailureIsolation: a failing write does not fail or undo concurrent
@@ -335,7 +335,7 @@ func testFailureIsolation(t *testing.T, h *env) {
 				errs[i] = d.Start(ctx, 1_000_000+int64(i)) // not found
 				return
 			}
-			ids[i], errs[i] = func() (int64, error) { r, err := d.Accept(ctx, msg(i)); return r.ID, err }()
+			ids[i], errs[i] = func() (int64, error) { r, err := d.Accept(ctx, Msg(i)); return r.ID, err }()
 		}()
 	}
 	wg.Wait()
@@ -361,7 +361,7 @@ func testFailureIsolation(t *testing.T, h *env) {
 func testAmend(t *testing.T, h *env) {
 	d := h.open()
 	ctx := context.Background()
-	id := mustAccept(t, d, store.Inbound{Instance: "tg", ChatID: "c1", MessageID: "m1", Message: []byte(`{"body":"voice"}`)})
+	id := MustAccept(t, d, store.Inbound{Instance: "tg", ChatID: "c1", MessageID: "m1", Message: []byte(`{"body":"voice"}`)})
 	if err := d.Amend(ctx, id, []byte(`{"body":"transcript"}`)); err != nil {
 		t.Fatal(err)
 	}

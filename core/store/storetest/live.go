@@ -17,7 +17,7 @@ import (
 func testAttemptsAndLive(t *testing.T, h *env) {
 	d := h.open()
 	ctx := context.Background()
-	id := mustAccept(t, d, msg(1))
+	id := MustAccept(t, d, Msg(1))
 	if err := d.Start(ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func testAttemptsAndLive(t *testing.T, h *env) {
 func testAttemptFirst(t *testing.T, h *env) {
 	d := h.open()
 	ctx := context.Background()
-	id := mustAccept(t, d, msg(1))
+	id := MustAccept(t, d, Msg(1))
 	if err := d.Start(ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func testAttemptFirst(t *testing.T, h *env) {
 	if p, _ = d.PendingReply(ctx, id); !p.Chunks[0].AttemptedAt.Equal(first) {
 		t.Fatalf("MarkAttempt again changed the attempt: %v → %v", first, p.Chunks[0].AttemptedAt)
 	}
-	none := mustAccept(t, d, msg(2))
+	none := MustAccept(t, d, Msg(2))
 	if err := d.Start(ctx, none); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func testAttemptFirst(t *testing.T, h *env) {
 func testFinishFrom(t *testing.T, h *env) {
 	d := h.open()
 	ctx := context.Background()
-	a, b := mustAccept(t, d, msg(1)), mustAccept(t, d, msg(2))
+	a, b := MustAccept(t, d, Msg(1)), MustAccept(t, d, Msg(2))
 	for _, id := range []int64{a, b} {
 		if err := d.Enqueue(ctx, id, "k"); err != nil {
 			t.Fatal(err)

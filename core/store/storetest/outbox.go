@@ -16,8 +16,8 @@ func testOutbox(t *testing.T, h *env) {
 	clk := h.clk
 	d := h.open()
 	ctx := context.Background()
-	id := mustAccept(t, d, store.Inbound{Instance: "tg", ChatID: "c", ThreadID: "th", MessageID: "1"})
-	cover := mustAccept(t, d, msg(2))
+	id := MustAccept(t, d, store.Inbound{Instance: "tg", ChatID: "c", ThreadID: "th", MessageID: "1"})
+	cover := MustAccept(t, d, Msg(2))
 	if err := d.Start(ctx, id, cover); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func testOutbox(t *testing.T, h *env) {
 
 	// An empty reply (NO_REPLY) finishes the entry at once; an explicit
 	// target is kept.
-	id2 := mustAccept(t, d, msg(3))
+	id2 := MustAccept(t, d, Msg(3))
 	d.Start(ctx, id2)
 	if err := d.RecordReply(ctx, store.Reply{JournalID: id2, Instance: "dc", ChatID: "z"}); err != nil {
 		t.Fatal(err)

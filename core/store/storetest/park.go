@@ -19,9 +19,9 @@ func testPark(t *testing.T, e *env) {
 	ctx := context.Background()
 	s := e.open()
 	in := func(chat string, i int) int64 {
-		m := msg(i)
+		m := Msg(i)
 		m.ChatID = chat
-		return mustAccept(t, s, m)
+		return MustAccept(t, s, m)
 	}
 	a1, a2, b1 := in("A", 1), in("A", 2), in("B", 3)
 	for id, key := range map[int64]string{a1: "sA", a2: "sA", b1: "sB"} {

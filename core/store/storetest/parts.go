@@ -15,7 +15,7 @@ import (
 func testParts(t *testing.T, h *env) {
 	ctx := context.Background()
 	d := h.open()
-	id := mustAccept(t, d, store.Inbound{Instance: "tg", ChatID: "c", MessageID: "1"})
+	id := MustAccept(t, d, store.Inbound{Instance: "tg", ChatID: "c", MessageID: "1"})
 	if err := d.Start(ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func testParts(t *testing.T, h *env) {
 		t.Fatal(err)
 	}
 	// A reply without parts, in the same store.
-	plain := mustAccept(t, d, msg(2))
+	plain := MustAccept(t, d, Msg(2))
 	d.Start(ctx, plain)
 	if err := d.RecordReply(ctx, store.Reply{JournalID: plain, Text: "p", Chunks: []string{"p", "q"}}); err != nil {
 		t.Fatal(err)

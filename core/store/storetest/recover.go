@@ -24,7 +24,7 @@ func setUpRecover(t *testing.T, h *env) recoverFixture {
 	var f recoverFixture
 	// "twice" was already re-run once before this crash: started,
 	// interrupted, recovered after a restart and started again.
-	f.twice = mustAccept(t, d, msg(5)) // processing, attempt 2 → failed
+	f.twice = MustAccept(t, d, Msg(5)) // processing, attempt 2 → failed
 	d.Enqueue(ctx, f.twice, "s")
 	d.Start(ctx, f.twice)
 	d.MarkBegan(ctx, f.twice)
@@ -37,24 +37,24 @@ func setUpRecover(t *testing.T, h *env) recoverFixture {
 		t.Fatal(err)
 	}
 	d.MarkBegan(ctx, f.twice)
-	f.accepted = mustAccept(t, d, msg(1))
-	f.queued = mustAccept(t, d, msg(2))
+	f.accepted = MustAccept(t, d, Msg(1))
+	f.queued = MustAccept(t, d, Msg(2))
 	d.Enqueue(ctx, f.queued, "s")
-	f.once = mustAccept(t, d, msg(3)) // processing, attempt 1 → re-queued
+	f.once = MustAccept(t, d, Msg(3)) // processing, attempt 1 → re-queued
 	d.Enqueue(ctx, f.once, "s")
 	d.Start(ctx, f.once)
 	d.MarkBegan(ctx, f.once)
-	f.noKey = mustAccept(t, d, msg(4)) // processing without session → accepted
+	f.noKey = MustAccept(t, d, Msg(4)) // processing without session → accepted
 	d.Start(ctx, f.noKey)
-	f.stale = mustAccept(t, d, msg(6))
+	f.stale = MustAccept(t, d, Msg(6))
 	d.Start(ctx, f.stale)
 	d.RecordReply(ctx, store.Reply{JournalID: f.stale, Text: "old", Chunks: []string{"old"}})
 	h.clk.Advance(10 * time.Minute)
-	f.fresh = mustAccept(t, d, msg(7))
+	f.fresh = MustAccept(t, d, Msg(7))
 	d.Start(ctx, f.fresh)
 	d.RecordReply(ctx, store.Reply{JournalID: f.fresh, Text: "xy", Chunks: []string{"x", "y"}})
 	d.MarkSent(ctx, store.ChunkSent{JournalID: f.fresh, Index: 0, PlatformIDs: []string{"1"}})
-	f.done = mustAccept(t, d, msg(8))
+	f.done = MustAccept(t, d, Msg(8))
 	d.Finish(ctx, store.FinishRequest{IDs: []int64{f.done}, State: store.StateDone})
 	d.Close()
 	h.clk.Advance(6 * time.Minute) // stale is 16 min old, fresh 6 min
@@ -124,7 +124,7 @@ func recoverAgain(t *testing.T, d store.Store, f recoverFixture) {
 		t.Fatalf("interrupted twice: Failed = %+v", rec3.Failed)
 	}
 	// MaxAttempts 1: no retry at all.
-	x := mustAccept(t, d, msg(9))
+	x := MustAccept(t, d, Msg(9))
 	d.Start(ctx, x)
 	d.MarkBegan(ctx, x)
 	rec4, _ := d.Recover(ctx, store.RecoverOptions{MaxAttempts: 1})
@@ -145,13 +145,13 @@ func testPrune(t *testing.T, h *env) {
 	clk := h.clk
 	d := h.open()
 	ctx := context.Background()
-	old := mustAccept(t, d, msg(1))
+	old := MustAccept(t, d, Msg(1))
 	d.Start(ctx, old)
 	d.RecordReply(ctx, store.Reply{JournalID: old, Text: "a", Chunks: []string{"a"}})
 	d.MarkSent(ctx, store.ChunkSent{JournalID: old, Index: 0})
-	open := mustAccept(t, d, msg(2))
+	open := MustAccept(t, d, Msg(2))
 	clk.Advance(time.Hour)
-	recent := mustAccept(t, d, msg(3))
+	recent := MustAccept(t, d, Msg(3))
 	d.Finish(ctx, store.FinishRequest{IDs: []int64{recent}, State: store.StateDropped})
 	n, err := d.Prune(ctx, clk.Now().Add(-time.Minute))
 	if err != nil || n != 1 {
@@ -176,9 +176,9 @@ func testPrune(t *testing.T, h *env) {
 func testReopenKeepsState(t *testing.T, h *env) {
 	ctx := context.Background()
 	d := h.open()
-	id := mustAccept(t, d, msg(1))
+	id := MustAccept(t, d, Msg(1))
 	d.Enqueue(ctx, id, "s")
-	putSession(t, d, store.Session{Key: "s", ClaudeSessionID: "u"})
+	PutSession(t, d, store.Session{Key: "s", ClaudeSessionID: "u"})
 	r, _ := d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "1"})
 	d.RequestPairing(ctx, store.PairingRequest{Instance: "tg", SenderID: "2"})
 	d.ApprovePairing(ctx, store.ApproveRequest{Code: r.Code.Code})
@@ -188,7 +188,7 @@ func testReopenKeepsState(t *testing.T, h *env) {
 	if err := d.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := d.Accept(ctx, msg(2)); !errors.Is(err, store.ErrClosed) {
+	if _, err := d.Accept(ctx, Msg(2)); !errors.Is(err, store.ErrClosed) {
 		t.Fatalf("Accept after Close: %v", err)
 	}
 
@@ -208,7 +208,7 @@ func testReopenKeepsState(t *testing.T, h *env) {
 	if p, _ := d.PendingPairings(ctx, "tg"); len(p) != 1 {
 		t.Fatal("pending pairing lost on reopen")
 	}
-	if r, _ := d.Accept(ctx, msg(1)); !r.Duplicate {
+	if r, _ := d.Accept(ctx, Msg(1)); !r.Duplicate {
 		t.Fatal("dedupe lost on reopen")
 	}
 }

@@ -25,14 +25,7 @@ func testReplySession(t *testing.T, e *env) {
 	}
 	started := func(i int) int64 {
 		t.Helper()
-		id := mustAccept(t, s, msg(i))
-		if err := s.Enqueue(ctx, id, "k"); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Start(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-		return id
+		return mustStart(t, s, Msg(i), "k")
 	}
 	var sawFound []bool
 	turn := func(x *store.Session, found bool) error {

@@ -28,7 +28,7 @@ func testSessions(t *testing.T, h *env) {
 		LastTarget: store.Target{Instance: "tg", ChatID: "1", ThreadID: "2"}, Verbose: true, AbortHint: true, MemoryFlushCycle: 7,
 		ClaudeCostUSD: 0.84, ClaudeCostOf: "0b6c3f1e-0000-4000-8000-000000000001",
 	}
-	putSession(t, d, s)
+	PutSession(t, d, s)
 	got, err := d.Session(ctx, s.Key)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func testSessions(t *testing.T, h *env) {
 		t.Fatalf("failed update was applied: %+v", x)
 	}
 	for i := range 25 {
-		putSession(t, d, store.Session{Key: fmt.Sprintf("p%02d", i)})
+		PutSession(t, d, store.Session{Key: fmt.Sprintf("p%02d", i)})
 	}
 	if n, _ := d.CountSessions(ctx); n != 27 {
 		t.Fatalf("CountSessions = %d, want 27", n)
@@ -99,7 +99,7 @@ func testRecentSessionsAndPendingCounts(t *testing.T, h *env) {
 	ctx := context.Background()
 	for _, k := range []string{"a", "b", "c"} {
 		h.clk.Advance(time.Minute)
-		putSession(t, db, store.Session{Key: k})
+		PutSession(t, db, store.Session{Key: k})
 	}
 	got, err := db.RecentSessions(ctx, 2)
 	if err != nil || len(got) != 2 || got[0].Key != "c" || got[1].Key != "b" {

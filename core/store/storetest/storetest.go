@@ -138,13 +138,13 @@ func (c *Clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// msg is the i-th test message of chat 100 on instance tg.
-func msg(i int) store.Inbound {
+// Msg is the i-th test message of chat 100 on instance tg.
+func Msg(i int) store.Inbound {
 	return store.Inbound{Instance: "tg", ChatID: "100", MessageID: fmt.Sprint(i), Message: []byte(fmt.Sprintf(`{"text":"m%d"}`, i))}
 }
 
-// mustAccept accepts in and fails the test unless it was stored as new.
-func mustAccept(t testing.TB, d store.Store, in store.Inbound) int64 {
+// MustAccept accepts in and fails the test unless it was stored as new.
+func MustAccept(t testing.TB, d store.Store, in store.Inbound) int64 {
 	t.Helper()
 	r, err := d.Accept(context.Background(), in)
 	if err != nil {
@@ -156,8 +156,22 @@ func mustAccept(t testing.TB, d store.Store, in store.Inbound) int64 {
 	return r.ID
 }
 
-// putSession stores s as it is (CreatedAt and UpdatedAt become now).
-func putSession(t testing.TB, d store.Store, s store.Session) {
+// mustStart accepts in, queues it under key and starts it: a running
+// turn's entry.
+func mustStart(t testing.TB, d store.Store, in store.Inbound, key string) int64 {
+	t.Helper()
+	id := MustAccept(t, d, in)
+	if err := d.Enqueue(context.Background(), id, key); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// PutSession stores s as it is (CreatedAt and UpdatedAt become now).
+func PutSession(t testing.TB, d store.Store, s store.Session) {
 	t.Helper()
 	if _, err := d.UpdateSession(context.Background(), s.Key, func(x *store.Session, _ bool) error { *x = s; return nil }); err != nil {
 		t.Fatalf("UpdateSession %s: %v", s.Key, err)

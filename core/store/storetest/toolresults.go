@@ -18,8 +18,8 @@ import (
 func testToolResults(t *testing.T, e *env) {
 	ctx := context.Background()
 	s := e.open()
-	turn := mustAccept(t, s, msg(1))
-	other := mustAccept(t, s, msg(2))
+	turn := MustAccept(t, s, Msg(1))
+	other := MustAccept(t, s, Msg(2))
 	if _, err := s.ToolResult(ctx, "k1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("an unknown key: %v, want ErrNotFound", err)
 	}

@@ -19,13 +19,7 @@ func testLedger(t *testing.T, e *env) {
 	t0 := e.clk.Now()
 	turn := func(i int, u *store.TurnUsage) int64 {
 		t.Helper()
-		id := mustAccept(t, s, msg(i))
-		if err := s.Enqueue(ctx, id, "k"); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Start(ctx, id); err != nil {
-			t.Fatal(err)
-		}
+		id := mustStart(t, s, Msg(i), "k")
 		if err := s.RecordReply(ctx, store.Reply{JournalID: id, Text: "r", Chunks: []string{"r"}, Usage: u}); err != nil {
 			t.Fatal(err)
 		}
@@ -115,13 +109,7 @@ func recordClaudeCosts(t *testing.T, ctx context.Context, s store.Store) {
 		t.Fatal(err)
 	}
 	for i, c := range []store.ClaudeCost{{Key: "k", Of: "c1", USD: 0.84}, {Key: "k", Of: "c0", USD: 9}, {Key: "gone", Of: "c1", USD: 9}} {
-		id := mustAccept(t, s, msg(10+i))
-		if err := s.Enqueue(ctx, id, "k"); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Start(ctx, id); err != nil {
-			t.Fatal(err)
-		}
+		id := mustStart(t, s, Msg(10+i), "k")
 		if err := s.RecordReply(ctx, store.Reply{JournalID: id, Text: "r", ClaudeCost: &c}); err != nil {
 			t.Fatal(err)
 		}
