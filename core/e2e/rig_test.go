@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
@@ -107,4 +109,22 @@ func apiRequest(t *testing.T, fake *anthropictest.Server, n int) *anthropictest.
 		t.Fatalf("request %d: %v", n, err)
 	}
 	return r
+}
+
+// onceInOrder checks that text shows each of the n marks format makes of
+// 1..n exactly once, in that order.
+func onceInOrder(t *testing.T, text, format string, n int) {
+	t.Helper()
+	last := -1
+	for i := 1; i <= n; i++ {
+		m := fmt.Sprintf(format, i)
+		if c := strings.Count(text, m); c != 1 {
+			t.Errorf("%q shown %d times", m, c)
+		}
+		at := strings.Index(text, m)
+		if at < last {
+			t.Errorf("%q out of order", m)
+		}
+		last = at
+	}
 }

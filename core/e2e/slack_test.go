@@ -52,9 +52,7 @@ type slEnv struct {
 // claude CLI, and returns once the socket is up.
 func startSlackDaemon(t *testing.T, mods ...func(*Host)) *slEnv {
 	t.Helper()
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, ws := realClaudeIn(t, fake)
+	fake, mod, ws := realClaudeIn(t)
 	srv := slacktest.NewServer(slBotToken, slAppToken)
 	e := &slEnv{srv: srv, fake: fake, ws: ws}
 	e.dm = srv.AddDM(slAlice).ID
@@ -425,8 +423,7 @@ func TestInitSlackInTerminal(t *testing.T) {
 	e := newInitEnv(t)
 	srv := slacktest.NewServer(slBotToken, slAppToken)
 	t.Cleanup(srv.Close)
-	args := append(e.initArgs(t), "-set", "slack.api_endpoint="+srv.Endpoint())
-	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, args...))
+	term := e.startInit(t, "-set", "slack.api_endpoint="+srv.Endpoint())
 	scr := term.waitFor("Channels to set up", 0)
 	// What the plugin directory holds: init's own channels in its order,
 	// then the other channel plugins sorted, Slack among them; no plugin
@@ -441,30 +438,21 @@ func TestInitSlackInTerminal(t *testing.T) {
 		t.Errorf("init offers %q:\n%s", offered, scr)
 	}
 	term.send("slack")
-	term.waitFor("From an app manifest", 0)
-	term.waitFor("- chat:write", 0)
-	term.waitFor("bot_token", 0)
-	term.send("xoxb-wrong")
-	term.waitFor("app_token", 0)
-	term.send(slAppToken)
-	term.waitFor("signing_secret", 0)
-	term.send("")
-	term.waitFor("invalid_auth", 0)
-	term.waitFor("bot_token", 1)
-	term.send(slBotToken)
-	term.waitFor("app_token", 1)
-	term.send(slAppToken)
-	term.waitFor("signing_secret", 1)
-	term.send("")
-	term.waitFor("✓ slack: the bot @clawbot", 0)
-	term.waitFor("Workspace of the agent", 0)
-	term.send("")
-	term.waitFor("Choose 1, 2 or 3", 0)
-	term.send("3")
-	scr = term.waitFor("INIT-EXIT=", 0)
-	if !strings.Contains(scr, "INIT-EXIT=0") {
-		t.Fatalf("init failed:\n%s", scr)
-	}
+	term.dialog(
+		see("From an app manifest"),
+		see("- chat:write"),
+		ask("bot_token", "xoxb-wrong"),
+		ask("app_token", slAppToken),
+		ask("signing_secret", ""),
+		see("invalid_auth"),
+		askAgain("bot_token", 1, slBotToken),
+		askAgain("app_token", 1, slAppToken),
+		askAgain("signing_secret", 1, ""),
+		see("✓ slack: the bot @clawbot"),
+		ask("Workspace of the agent", ""),
+		ask("Choose 1, 2 or 3", "3"),
+	)
+	scr = term.exited()
 	if strings.Contains(scr, slBotToken) || strings.Contains(scr, slAppToken) {
 		t.Errorf("a token was echoed:\n%s", scr)
 	}

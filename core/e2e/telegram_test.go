@@ -390,18 +390,7 @@ func TestTelegramStreamedBlocks(t *testing.T) {
 		}
 		text.WriteString(m.Visible + "\n")
 	}
-	last := -1
-	for i := 1; i <= 6; i++ {
-		b := fmt.Sprintf("block %d:", i)
-		if c := strings.Count(text.String(), b); c != 1 {
-			t.Errorf("%q shown %d times", b, c)
-		}
-		at := strings.Index(text.String(), b)
-		if at < last {
-			t.Errorf("%q out of order", b)
-		}
-		last = at
-	}
+	onceInOrder(t, text.String(), "block %d:", 6)
 }
 
 func tgSizes(msgs []tgMessage) []int {

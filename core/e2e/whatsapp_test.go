@@ -466,18 +466,7 @@ func TestWhatsAppChannel(t *testing.T) {
 		if len(msgs) < 2 || len(msgs) > (total+whatsapp.MaxTextLength-1)/whatsapp.MaxTextLength+1 {
 			t.Errorf("%d messages for %d UTF-16 units: want them split at the limit of %d, no finer", len(msgs), total, whatsapp.MaxTextLength)
 		}
-		last := -1
-		for i := 1; i <= 110; i++ {
-			l := fmt.Sprintf("line %03d ", i)
-			if c := strings.Count(all.String(), l); c != 1 {
-				t.Errorf("%q shown %d times", l, c)
-			}
-			at := strings.Index(all.String(), l)
-			if at < last {
-				t.Errorf("%q out of order", l)
-			}
-			last = at
-		}
+		onceInOrder(t, all.String(), "line %03d ", 110)
 	})
 }
 
