@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -83,7 +82,7 @@ func Serve(ctx context.Context, url string, in io.ReadCloser, out io.WriteCloser
 	srv.AddTool(&mcp.Tool{Name: "react", Description: "Add an emoji reaction to a message.",
 		InputSchema: map[string]any{"type": "object", "properties": str("chat_id", "message_id", "emoji"), "required": []string{"chat_id", "message_id", "emoji"}}}, c.react)
 
-	tt := &serverTap{inner: &mcp.IOTransport{Reader: in, Writer: out}, in: func(r *jsonrpc.Request) {
+	tt := &Tap{Inner: &mcp.IOTransport{Reader: in, Writer: out}, In: func(r *jsonrpc.Request) {
 		if r.Method == "notifications/claude/channel/permission_request" {
 			var pr struct {
 				RequestID    string `json:"request_id"`
@@ -106,7 +105,7 @@ func Serve(ctx context.Context, url string, in io.ReadCloser, out io.WriteCloser
 		case <-ctx.Done():
 			return
 		}
-		c.pump(ctx, tt.conn)
+		c.pump(ctx, tt)
 		cancel()
 	}()
 	err = session.Wait()
@@ -117,7 +116,7 @@ func Serve(ctx context.Context, url string, in io.ReadCloser, out io.WriteCloser
 }
 
 // pump hands the platform's events to the client as notifications.
-func (c *chatClient) pump(ctx context.Context, conn *serverConn) {
+func (c *chatClient) pump(ctx context.Context, conn *Tap) {
 	for ctx.Err() == nil {
 		var ev wireEvent
 		ok, err := c.get(ctx, "/next", &ev)
@@ -136,9 +135,9 @@ func (c *chatClient) pump(ctx context.Context, conn *serverConn) {
 			crash()
 			return
 		case ev.Permission != nil:
-			_ = conn.notify(ctx, "notifications/claude/channel/permission", ev.Permission)
+			_ = conn.Notify(ctx, "notifications/claude/channel/permission", ev.Permission)
 		default:
-			if err := conn.notify(ctx, "notifications/claude/channel", map[string]any{"content": ev.Content, "meta": ev.Meta}); err != nil {
+			if err := conn.Notify(ctx, "notifications/claude/channel", map[string]any{"content": ev.Content, "meta": ev.Meta}); err != nil {
 				fmt.Fprintln(os.Stderr, "mcpchanneltest: notify:", err)
 				return
 			}
@@ -274,51 +273,4 @@ func (c *chatClient) react(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return toolFailed("react", errors.New(ans.Error)), nil
 	}
 	return textResult("reacted"), nil
-}
-
-// serverTap is the server's MCP transport with the channel contract's
-// notifications to the server taken out (in) and a way to write its own
-// (the go-sdk knows neither).
-type serverTap struct {
-	inner mcp.Transport
-	in    func(*jsonrpc.Request)
-	conn  *serverConn
-}
-
-// Connect implements mcp.Transport.
-func (t *serverTap) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	t.conn = &serverConn{Connection: c, in: t.in}
-	return t.conn, nil
-}
-
-type serverConn struct {
-	mcp.Connection
-	in func(*jsonrpc.Request)
-}
-
-// Read implements mcp.Connection.
-func (c *serverConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		m, err := c.Connection.Read(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if r, ok := m.(*jsonrpc.Request); ok && !r.IsCall() && strings.HasPrefix(r.Method, "notifications/claude/") {
-			c.in(r)
-			continue
-		}
-		return m, nil
-	}
-}
-
-func (c *serverConn) notify(ctx context.Context, method string, params any) error {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return err
-	}
-	return c.Connection.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
 }
