@@ -130,17 +130,9 @@ func (e *dcEnv) waitMessage(t *testing.T, channelID string, wants ...string) dis
 	t.Helper()
 	var found discordtest.Message
 	sdktest.WaitFor(t, fmt.Sprintf("a message in %s showing %q", channelID, wants), func() bool {
-		for _, m := range e.botMessages(channelID) {
-			ok := true
-			for _, w := range wants {
-				ok = ok && strings.Contains(m.Content, w)
-			}
-			if ok {
-				found = m
-				return true
-			}
-		}
-		return false
+		var ok bool
+		found, ok = showing(e.botMessages(channelID), func(m discordtest.Message) string { return m.Content }, wants)
+		return ok
 	})
 	return found
 }

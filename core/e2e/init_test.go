@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -384,11 +383,11 @@ func initWhatsAppInTerminal(t *testing.T, personal bool) {
 		if _, err := srv.PhoneSendText(waCtx(t), srv.JID(), whatsapptest.TextOptions{Text: "/owner " + m[1]}); err != nil {
 			t.Fatal(err)
 		}
-		waitWAChat(t, srv, me, "You are the owner")
+		waWaitText(t, srv, me, "You are the owner")
 		if _, err := srv.PhoneSendText(waCtx(t), srv.JID(), whatsapptest.TextOptions{Text: "note to self wa-init-marker"}); err != nil {
 			t.Fatal(err)
 		}
-		waitWAChat(t, srv, me, "echo:", "wa-init-marker")
+		waWaitText(t, srv, me, "echo:", "wa-init-marker")
 		for _, s := range srv.Sent() {
 			if u := s.To.ToNonAD().User; u == ann.JID().User || u == ann.LID().User {
 				t.Errorf("the bot wrote to a contact of the personal number: %q", s.Text())
@@ -401,22 +400,14 @@ func initWhatsAppInTerminal(t *testing.T, personal bool) {
 	if _, err := ann.SendText(waCtx(t), whatsapptest.TextOptions{Text: "/owner " + m[1]}); err != nil {
 		t.Fatal(err)
 	}
-	waitWA(t, srv, ann, "You are the owner")
+	waWaitText(t, srv, waChat(ann), "You are the owner")
 	if _, err := ann.SendText(waCtx(t), whatsapptest.TextOptions{Text: "hello from wa-init-marker"}); err != nil {
 		t.Fatal(err)
 	}
-	waitWA(t, srv, ann, "echo:", "wa-init-marker")
+	waWaitText(t, srv, waChat(ann), "echo:", "wa-init-marker")
 	if strings.Contains(log.String(), "scan this QR code") {
 		t.Errorf("clawhost run asked for a QR code again:\n%s", log.String())
 	}
-}
-
-// waitWA waits until the bot sent c a message showing all of wants.
-func waitWA(t *testing.T, srv *whatsapptest.Server, c *whatsapptest.Contact, wants ...string) {
-	t.Helper()
-	waitWASent(t, srv, "to "+c.Name(), func(to types.JID) bool {
-		return to.User == c.JID().User || to.User == c.LID().User
-	}, wants...)
 }
 
 // A Claude subscription in init's terminal: init runs claude setup-token (claude stubbed
@@ -452,32 +443,4 @@ func TestInitSubscriptionInTerminal(t *testing.T) {
 	if !bearer {
 		t.Error("the check did not reach the API with the subscription token")
 	}
-}
-
-// waitWAChat waits until the bot sent a message showing all of wants to a chat named by
-// any of its JIDs.
-func waitWAChat(t *testing.T, srv *whatsapptest.Server, chat []types.JID, wants ...string) {
-	t.Helper()
-	waitWASent(t, srv, "to the chat", func(to types.JID) bool { return slices.Contains(chat, to) }, wants...)
-}
-
-// waitWASent waits until the bot sent a message showing all of wants to a JID (its
-// device part dropped) that to accepts; whom names the chat in the failure.
-func waitWASent(t *testing.T, srv *whatsapptest.Server, whom string, to func(types.JID) bool, wants ...string) {
-	t.Helper()
-	sdktest.WaitFor(t, fmt.Sprintf("a WhatsApp message %s showing %q", whom, wants), func() bool {
-		for _, m := range srv.Sent() {
-			if !to(m.To.ToNonAD()) {
-				continue
-			}
-			ok := true
-			for _, w := range wants {
-				ok = ok && strings.Contains(m.Text(), w)
-			}
-			if ok {
-				return true
-			}
-		}
-		return false
-	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,4 +128,15 @@ func onceInOrder(t *testing.T, text, format string, n int) {
 		}
 		last = at
 	}
+}
+
+// showing returns the first of msgs whose text shows all of wants.
+func showing[M any](msgs []M, text func(M) string, wants []string) (M, bool) {
+	for _, m := range msgs {
+		if !slices.ContainsFunc(wants, func(w string) bool { return !strings.Contains(text(m), w) }) {
+			return m, true
+		}
+	}
+	var none M
+	return none, false
 }

@@ -48,6 +48,17 @@ type slEnv struct {
 	ws      string
 }
 
+// chatApprovals is a host modifier: the agent's tool questions go to the
+// chat, unanswered after timeout, and its tools run unsandboxed (they
+// touch files outside the workspace).
+func chatApprovals(timeout string) func(*Host) {
+	return func(h *Host) {
+		h.Agent.Attrs["approvals"] = "chat"
+		h.Agent.Attrs["approval_timeout"] = timeout
+		h.Agent.Attrs["sandbox"] = "off"
+	}
+}
+
 // startSlackDaemon starts the fake Slack and a clawhost on it with the real
 // claude CLI, and returns once the socket is up.
 func startSlackDaemon(t *testing.T, mods ...func(*Host)) *slEnv {
@@ -102,17 +113,9 @@ func (e *slEnv) waitMessage(t *testing.T, channel, thread string, wants ...strin
 	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
 	defer cancel()
 	err := e.srv.Wait(ctx, fmt.Sprintf("a message in %s showing %q", channel, wants), func() bool {
-		for _, m := range e.srv.BotMessages(channel, thread) {
-			ok := true
-			for _, w := range wants {
-				ok = ok && strings.Contains(m.Text, w)
-			}
-			if ok {
-				found = m
-				return true
-			}
-		}
-		return false
+		var ok bool
+		found, ok = showing(e.srv.BotMessages(channel, thread), func(m slacktest.Message) string { return m.Text }, wants)
+		return ok
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -263,11 +266,7 @@ func slButton(t *testing.T, m slacktest.Message, label string) string {
 func TestSlackCardAndApproval(t *testing.T) {
 	t.Parallel()
 	outside := t.TempDir()
-	e := startSlackDaemon(t, func(h *Host) {
-		h.Agent.Attrs["approvals"] = "chat"
-		h.Agent.Attrs["approval_timeout"] = "30s"
-		h.Agent.Attrs["sandbox"] = "off"
-	})
+	e := startSlackDaemon(t, chatApprovals("30s"))
 	e.fake.Enqueue(anthropictest.Reply{Text: "The slow answer.", HeaderDelay: 7 * time.Second})
 	e.srv.Post(slacktest.Message{Channel: e.dm, User: slAlice.ID, Text: "think hard"})
 	card := e.waitMessage(t, e.dm, "", "Working")

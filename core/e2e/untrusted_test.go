@@ -76,7 +76,7 @@ func TestUntrustedInputPlugin(t *testing.T) {
 				},
 			})
 			d.addrFile = filepath.Join(dir, "lo.addr")
-			d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+			d.waitServing()
 			postInbound(t, d.addr(), map[string]any{"chat_id": "chat-u1", "sender_id": "u1", "text": "",
 				"media": []map[string]string{{"kind": "voice", "ref": "data:please book a table", "mime": "audio/ogg", "filename": "note.ogg"}}})
 			reply := d.nextSend("chat-u1")

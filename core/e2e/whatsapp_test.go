@@ -208,9 +208,12 @@ func (e *waEnv) contact(t *testing.T, o whatsapptest.ContactOptions) *whatsappte
 
 // sentTo returns the bot's messages to a chat, in order; a chat is named
 // by any of its JIDs (a contact's phone number and LID, a group).
-func (e *waEnv) sentTo(chat ...types.JID) []whatsapptest.SentMessage {
+func (e *waEnv) sentTo(chat ...types.JID) []whatsapptest.SentMessage { return waSentTo(e.srv, chat...) }
+
+// waSentTo returns the bot's messages to chat, named by any of its JIDs.
+func waSentTo(srv *whatsapptest.Server, chat ...types.JID) []whatsapptest.SentMessage {
 	var out []whatsapptest.SentMessage
-	for _, m := range e.srv.Sent() {
+	for _, m := range srv.Sent() {
 		if slices.Contains(chat, m.To.ToNonAD()) {
 			out = append(out, m)
 		}
@@ -222,19 +225,18 @@ func (e *waEnv) sentTo(chat ...types.JID) []whatsapptest.SentMessage {
 // wants and returns it.
 func (e *waEnv) waitText(t *testing.T, chat []types.JID, wants ...string) whatsapptest.SentMessage {
 	t.Helper()
+	return waWaitText(t, e.srv, chat, wants...)
+}
+
+// waWaitText waits until one of the bot's messages to chat (any of its
+// JIDs) shows all of wants and returns it.
+func waWaitText(t *testing.T, srv *whatsapptest.Server, chat []types.JID, wants ...string) whatsapptest.SentMessage {
+	t.Helper()
 	var found whatsapptest.SentMessage
 	sdktest.WaitFor(t, fmt.Sprintf("a message to %v showing %q", chat, wants), func() bool {
-		for _, m := range e.sentTo(chat...) {
-			ok := true
-			for _, w := range wants {
-				ok = ok && strings.Contains(m.Text(), w)
-			}
-			if ok {
-				found = m
-				return true
-			}
-		}
-		return false
+		var ok bool
+		found, ok = showing(waSentTo(srv, chat...), whatsapptest.SentMessage.Text, wants)
+		return ok
 	})
 	return found
 }
