@@ -76,11 +76,18 @@ func Serve(ctx context.Context, url string, in io.ReadCloser, out io.WriteCloser
 	replyProps := str("chat_id", "text", "reply_to")
 	replyProps["files"] = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
 	srv.AddTool(&mcp.Tool{Name: "reply", Description: "Reply in the chat. Pass chat_id from the inbound message; files are absolute paths.",
-		InputSchema: map[string]any{"type": "object", "properties": replyProps, "required": []string{"chat_id", "text"}}}, c.reply)
+		InputSchema: map[string]any{"type": "object", "properties": replyProps, "required": []string{"chat_id", "text"}}},
+		c.tool("reply", "/reply", replyCall, func(ans wireAnswer) *mcp.CallToolResult { return textResult("sent (id: %s)", ans.ID) }))
 	srv.AddTool(&mcp.Tool{Name: "edit_message", Description: "Edit a message the bot sent.",
-		InputSchema: map[string]any{"type": "object", "properties": str("chat_id", "message_id", "text"), "required": []string{"chat_id", "message_id", "text"}}}, c.edit)
+		InputSchema: map[string]any{"type": "object", "properties": str("chat_id", "message_id", "text"), "required": []string{"chat_id", "message_id", "text"}}},
+		c.tool("edit_message", "/edit", func(a toolArgs) (wireReply, error) {
+			return wireReply{ChatID: a.ChatID, MessageID: a.MessageID, Text: a.Text}, nil
+		}, func(ans wireAnswer) *mcp.CallToolResult { return textResult("edited (id: %s)", ans.ID) }))
 	srv.AddTool(&mcp.Tool{Name: "react", Description: "Add an emoji reaction to a message.",
-		InputSchema: map[string]any{"type": "object", "properties": str("chat_id", "message_id", "emoji"), "required": []string{"chat_id", "message_id", "emoji"}}}, c.react)
+		InputSchema: map[string]any{"type": "object", "properties": str("chat_id", "message_id", "emoji"), "required": []string{"chat_id", "message_id", "emoji"}}},
+		c.tool("react", "/react", func(a toolArgs) (wireReply, error) {
+			return wireReply{ChatID: a.ChatID, MessageID: a.MessageID, Emoji: a.Emoji}, nil
+		}, func(wireAnswer) *mcp.CallToolResult { return textResult("reacted") }))
 
 	tt := &Tap{Inner: &mcp.IOTransport{Reader: in, Writer: out}, In: func(r *jsonrpc.Request) {
 		if r.Method == "notifications/claude/channel/permission_request" {
@@ -214,63 +221,47 @@ func toolFailed(name string, err error) *mcp.CallToolResult {
 	return r
 }
 
-func (c *chatClient) reply(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a toolArgs
-	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-		return toolFailed("reply", err), nil
+// tool makes the handler of the tool name: the call's arguments, made a
+// platform call by wire (or failed by it), are posted to path; the
+// platform's error fails the call; else done says what the call did.
+func (c *chatClient) tool(name, path string, wire func(toolArgs) (wireReply, error), done func(wireAnswer) *mcp.CallToolResult) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a toolArgs
+		if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+			return toolFailed(name, err), nil
+		}
+		in, err := wire(a)
+		if err != nil {
+			return toolFailed(name, err), nil
+		}
+		var ans wireAnswer
+		if err := c.post(ctx, path, in, &ans); err != nil {
+			return toolFailed(name, err), nil
+		}
+		if ans.Crash {
+			// Killed the way kill -9 does, after the platform has the
+			// call and before the client has its answer.
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+		if ans.Error != "" {
+			return toolFailed(name, errors.New(ans.Error)), nil
+		}
+		return done(ans), nil
 	}
+}
+
+// replyCall is the reply tool's platform call, the files read in.
+func replyCall(a toolArgs) (wireReply, error) {
 	in := wireReply{ChatID: a.ChatID, Text: a.Text, ReplyTo: a.ReplyTo}
 	for _, f := range a.Files {
 		if !filepath.IsAbs(f) {
-			return toolFailed("reply", fmt.Errorf("%s is not an absolute path", f)), nil
+			return in, fmt.Errorf("%s is not an absolute path", f)
 		}
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return toolFailed("reply", err), nil
+			return in, err
 		}
 		in.Files = append(in.Files, File{Name: filepath.Base(f), Data: data})
 	}
-	var ans wireAnswer
-	if err := c.post(ctx, "/reply", in, &ans); err != nil {
-		return toolFailed("reply", err), nil
-	}
-	if ans.Crash {
-		// Killed the way kill -9 does, after the platform has the reply
-		// and before the client has its answer.
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-	}
-	if ans.Error != "" {
-		return toolFailed("reply", errors.New(ans.Error)), nil
-	}
-	return textResult("sent (id: %s)", ans.ID), nil
-}
-
-func (c *chatClient) edit(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a toolArgs
-	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-		return toolFailed("edit_message", err), nil
-	}
-	var ans wireAnswer
-	if err := c.post(ctx, "/edit", wireReply{ChatID: a.ChatID, MessageID: a.MessageID, Text: a.Text}, &ans); err != nil {
-		return toolFailed("edit_message", err), nil
-	}
-	if ans.Error != "" {
-		return toolFailed("edit_message", errors.New(ans.Error)), nil
-	}
-	return textResult("edited (id: %s)", ans.ID), nil
-}
-
-func (c *chatClient) react(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a toolArgs
-	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-		return toolFailed("react", err), nil
-	}
-	var ans wireAnswer
-	if err := c.post(ctx, "/react", wireReply{ChatID: a.ChatID, MessageID: a.MessageID, Emoji: a.Emoji}, &ans); err != nil {
-		return toolFailed("react", err), nil
-	}
-	if ans.Error != "" {
-		return toolFailed("react", errors.New(ans.Error)), nil
-	}
-	return textResult("reacted"), nil
+	return in, nil
 }
