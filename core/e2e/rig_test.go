@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -139,4 +140,21 @@ func showing[M any](msgs []M, text func(M) string, wants []string) (M, bool) {
 	}
 	var none M
 	return none, false
+}
+
+// editFile replaces the first old in the file at path with new (the file
+// then 0600); it fails the test when the file has no old.
+func editFile(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(b), old, new, 1)
+	if edited == string(b) {
+		t.Fatalf("%s has no %s to edit:\n%s", path, old, b)
+	}
+	if err := os.WriteFile(path, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
