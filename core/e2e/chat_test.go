@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -209,11 +208,7 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	// does not.
 	h.fake.Enqueue(anthropictest.Reply{Text: "never shown", HeaderDelay: time.Minute})
 	h.srv.PushText(aliceChat, alice, "a long task")
-	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-	defer cancel()
-	if _, err := h.fake.WaitRequest(ctx, 11); err != nil {
-		t.Fatal(err)
-	}
+	apiRequestStarted(t, h.fake, 11)
 	h.srv.PushText(aliceChat, alice, "/stop")
 	tgWaitMessage(t, h.srv, tgAlice, "Stopped.")
 	h.fake.Enqueue(anthropictest.Reply{Text: "After the stop."}, anthropictest.Reply{Text: "Once more."})
@@ -245,11 +240,7 @@ func TestSendFileAcrossKill9(t *testing.T) {
 	// The answer after the tool call hangs: the host dies waiting for it.
 	h.fake.Enqueue(sendFile("plot.txt", ""), anthropictest.Reply{Text: "never", HeaderDelay: time.Minute})
 	h.srv.PushText(aliceChat, alice, "send me the plot")
-	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-	defer cancel()
-	if _, err := h.fake.WaitRequest(ctx, 2); err != nil {
-		t.Fatalf("the request after the tool call: %v", err)
-	}
+	apiRequestStarted(t, h.fake, 2) // the request after the tool call
 	_ = h.d.cmd.Process.Kill()
 	_ = h.d.cmd.Wait()
 	h.fake.Enqueue(sendFile("plot.txt", ""), anthropictest.Reply{Text: "Here is the plot."})
@@ -424,13 +415,7 @@ func TestFilesWebchat(t *testing.T) {
 	if _, err := b.WaitMessage("bot", "Got your notes."); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-	defer cancel()
-	r, err := fake.WaitDone(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := r.LastUserText()
+	u := apiRequest(t, fake, 1).LastUserText()
 	i := strings.Index(u, filepath.Join(ws, "media"))
 	if !strings.Contains(u, "read my notes") || i < 0 {
 		t.Fatalf("the prompt names no attachment in the media directory: %q", u)

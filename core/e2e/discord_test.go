@@ -77,11 +77,7 @@ func startDiscordDaemon(t *testing.T, messageContent bool, prepare func(*discord
 // live waits for a gateway connection after handshakes IDENTIFY+RESUME.
 func (e *dcEnv) live(t *testing.T, handshakes int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-	defer cancel()
-	if err := e.srv.WaitLive(ctx, handshakes); err != nil {
-		t.Fatal(err)
-	}
+	bounded(t, "the Discord gateway live", func(ctx context.Context) error { return e.srv.WaitLive(ctx, handshakes) })
 }
 
 func dcRequestLog(srv *discordtest.Server) string {

@@ -104,13 +104,29 @@ func launchOn(t *testing.T, h Host, p platform, mods ...func(*Host)) *Daemon {
 // apiRequest waits for the fake API's n-th request (1-based) to finish.
 func apiRequest(t *testing.T, fake *anthropictest.Server, n int) *anthropictest.Request {
 	t.Helper()
+	var r *anthropictest.Request
+	bounded(t, fmt.Sprintf("request %d", n), func(ctx context.Context) (err error) { r, err = fake.WaitDone(ctx, n); return err })
+	return r
+}
+
+// apiRequestStarted waits for the fake API's n-th request (1-based) to
+// arrive (its answer may still be on its way).
+func apiRequestStarted(t *testing.T, fake *anthropictest.Server, n int) *anthropictest.Request {
+	t.Helper()
+	var r *anthropictest.Request
+	bounded(t, fmt.Sprintf("request %d to arrive", n), func(ctx context.Context) (err error) { r, err = fake.WaitRequest(ctx, n); return err })
+	return r
+}
+
+// bounded runs wait with a context bounded as the e2e waits are (tgWait)
+// and fails the test with what and wait's error.
+func bounded(t *testing.T, what string, wait func(ctx context.Context) error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
 	defer cancel()
-	r, err := fake.WaitDone(ctx, n)
-	if err != nil {
-		t.Fatalf("request %d: %v", n, err)
+	if err := wait(ctx); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
-	return r
 }
 
 // onceInOrder checks that text shows each of the n marks format makes of

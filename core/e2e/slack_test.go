@@ -86,11 +86,7 @@ func startSlackDaemon(t *testing.T, mods ...func(*Host)) *slEnv {
 // connected waits for the n-th Socket Mode connection.
 func (e *slEnv) connected(t *testing.T, n int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-	defer cancel()
-	if err := e.srv.WaitConnected(ctx, n); err != nil {
-		t.Fatal(err)
-	}
+	bounded(t, "the Socket Mode connection", func(ctx context.Context) error { return e.srv.WaitConnected(ctx, n) })
 }
 
 func slRequestLog(srv *slacktest.Server) string {
