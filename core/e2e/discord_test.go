@@ -372,14 +372,7 @@ func TestDiscordChannel(t *testing.T) {
 
 // dcPluginPID returns the pid of the running clawhost-discord process other
 // than not (0 for none).
-func dcPluginPID(d *daemon, not int) int {
-	for _, p := range children(d.cmd.Process.Pid) {
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); p != not && strings.Contains(exe, "clawhost-discord") && alive(p) {
-			return p
-		}
-	}
-	return 0
-}
+func dcPluginPID(d *daemon, not int) int { return pluginPID(d, "clawhost-discord", not) }
 
 // TestDiscordPluginKilled kills the plugin (SIGKILL) while a turn runs and
 // sends a message while it is dead: the host restarts it, the new process

@@ -236,6 +236,17 @@ func alive(pid int) bool {
 	return len(fields) > 0 && fields[0] != "Z"
 }
 
+// pluginPID returns the pid of the running child of d whose executable
+// is binary (a plugin's: clawhost-telegram), other than not (0 for none).
+func pluginPID(d *daemon, binary string, not int) int {
+	for _, p := range children(d.cmd.Process.Pid) {
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); p != not && strings.Contains(exe, binary) && alive(p) {
+			return p
+		}
+	}
+	return 0
+}
+
 func pluginPIDs(d *daemon, want int) []int {
 	d.t.Helper()
 	var pids []int

@@ -345,14 +345,7 @@ func TestSlackReconnectAndKill(t *testing.T) {
 }
 
 // slPluginPID is the clawhost-slack child of the daemon other than not.
-func slPluginPID(d *daemon, not int) int {
-	for _, p := range children(d.cmd.Process.Pid) {
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); p != not && strings.Contains(exe, "clawhost-slack") && alive(p) {
-			return p
-		}
-	}
-	return 0
-}
+func slPluginPID(d *daemon, not int) int { return pluginPID(d, "clawhost-slack", not) }
 
 // TestSlackInvalidAuth: a bot token Slack rejects shows as needs_attention
 // in clawhost status, with what to do.

@@ -404,14 +404,7 @@ func tgSentTo(srv *telegramtest.Server, chat string) []telegramtest.Sent {
 
 // tgPluginPID returns the pid of the running clawhost-telegram process
 // other than not (0 for none).
-func tgPluginPID(d *daemon, not int) int {
-	for _, p := range children(d.cmd.Process.Pid) {
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); p != not && strings.Contains(exe, "clawhost-telegram") && alive(p) {
-			return p
-		}
-	}
-	return 0
-}
+func tgPluginPID(d *daemon, not int) int { return pluginPID(d, "clawhost-telegram", not) }
 
 // tgPollParked waits until the plugin is parked in a long poll that has
 // passed the fake's failure script: every update is confirmed and the last

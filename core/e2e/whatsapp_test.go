@@ -488,14 +488,7 @@ func waRSS(pid int) string {
 
 // waPluginPID returns the pid of the running clawhost-whatsapp process
 // other than not (0 for none).
-func waPluginPID(d *daemon, not int) int {
-	for _, p := range children(d.cmd.Process.Pid) {
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); p != not && strings.Contains(exe, "clawhost-whatsapp") && alive(p) {
-			return p
-		}
-	}
-	return 0
-}
+func waPluginPID(d *daemon, not int) int { return pluginPID(d, "clawhost-whatsapp", not) }
 
 // openDB opens a SQLite file the way the host and the plugin do (WAL),
 // with one connection.
