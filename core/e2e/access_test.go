@@ -79,7 +79,7 @@ func TestAccessGroupsAndPairingLifecycle(t *testing.T) {
 		eve := tgUser(accStranger, "Eve")
 		srv.PushText(dm, eve, "hello")
 		m := tgWaitMessage(t, srv, accStranger, "pairing code is ")
-		code := strings.Fields(m.Visible[strings.Index(m.Visible, "code is ")+len("code is "):])[0]
+		code := pairingCode(t, m.Visible)
 		if out := cli("pairing", "approve", code); !strings.Contains(out, "approved tg:3001") {
 			t.Fatalf("approve: %q", out)
 		}

@@ -29,6 +29,17 @@ func adminHost(dir, adminAddr string) Host {
 	}
 }
 
+// pairingCode returns the pairing code the host's reply to a stranger
+// shows ("… code is CODE …").
+func pairingCode(t *testing.T, reply string) string {
+	t.Helper()
+	i := strings.Index(reply, "code is ")
+	if i < 0 {
+		t.Fatalf("no pairing code in %q", reply)
+	}
+	return strings.Fields(reply[i+len("code is "):])[0]
+}
+
 // startPairingHost starts adminHost in a new directory (mod, when set,
 // changes it first) and returns once the loopback plugin wrote its address
 // and the admin endpoint answers /healthz with 200: the daemon and the
@@ -76,12 +87,7 @@ func TestAdminAndPairingCLI(t *testing.T) {
 
 	// A stranger is refused with a pairing code; the CLI lists and approves it.
 	d.post("stranger", "hello")
-	reply := d.nextSend("chat-stranger")
-	i := strings.Index(reply, "code is ")
-	if i < 0 {
-		t.Fatalf("no pairing code in %q", reply)
-	}
-	code := strings.Fields(reply[i+len("code is "):])[0]
+	code := pairingCode(t, d.nextSend("chat-stranger"))
 	var out, errb bytes.Buffer
 	if rc := run([]string{"pairing", "list", "-config", d.cfgPath}, &out, &errb); rc != 0 || !strings.Contains(out.String(), code) || !strings.Contains(out.String(), "lo:stranger") {
 		t.Fatalf("pairing list: rc %d out %q err %q", rc, out.String(), errb.String())

@@ -93,28 +93,30 @@ func TestAgentsTelegram(t *testing.T) {
 
 	srv.PushText(alice, tgUser(tgAlice, "Alice"), "/agent")
 	tgWaitMessage(t, srv, tgAlice, "Agent: main.", "Available: main, ops.")
-	srv.PushText(alice, tgUser(tgAlice, "Alice"), "/agent ops")
-	tgWaitMessage(t, srv, tgAlice, "Now talking to agent ops: a new conversation.")
-	srv.PushText(alice, tgUser(tgAlice, "Alice"), "dm-two")
-	if texts := reaches("dm-two", "ops"); strings.Contains(strings.Join(texts, "\n"), "dm-one") {
-		t.Errorf("ops's conversation carries main's: %q", texts)
+	// Alice switches her DM to agent (the chat is told told) and sends msg:
+	// it reaches agent, whose conversation carries dm-one (main's) or not
+	// as carries says, with one line telling agent it took over from from.
+	// Each is answered before the next switch: a turn still running at the
+	// restart below would run again after it and carry that switch's event
+	// itself.
+	for _, sw := range []struct {
+		agent, told, msg, from string
+		carries                bool
+	}{
+		{"ops", "Now talking to agent ops: a new conversation.", "dm-two", "main", false},
+		{"main", "Now talking to agent main: its conversation in this chat goes on.", "dm-three", "ops", true},
+	} {
+		srv.PushText(alice, tgUser(tgAlice, "Alice"), "/agent "+sw.agent)
+		tgWaitMessage(t, srv, tgAlice, sw.told)
+		srv.PushText(alice, tgUser(tgAlice, "Alice"), sw.msg)
+		if texts := reaches(sw.msg, sw.agent); strings.Contains(strings.Join(texts, "\n"), "dm-one") != sw.carries {
+			t.Errorf("%s: %s's conversation carries main's: %v, want %v: %q", sw.msg, sw.agent, !sw.carries, sw.carries, texts)
+		}
+		if n := switched(sw.msg, sw.agent, sw.from); n != 1 {
+			t.Errorf("%s was told of the switch from %s %d times in the prompt of %s, want once", sw.agent, sw.from, n, sw.msg)
+		}
+		tgWaitMessage(t, srv, tgAlice, sw.msg)
 	}
-	if n := switched("dm-two", "ops", "main"); n != 1 {
-		t.Errorf("ops was told of the switch %d times in its first prompt, want once", n)
-	}
-	// Answered before the next switch: a turn still running at the restart
-	// below would run again after it and carry that switch's event itself.
-	tgWaitMessage(t, srv, tgAlice, "dm-two")
-	srv.PushText(alice, tgUser(tgAlice, "Alice"), "/agent main")
-	tgWaitMessage(t, srv, tgAlice, "Now talking to agent main: its conversation in this chat goes on.")
-	srv.PushText(alice, tgUser(tgAlice, "Alice"), "dm-three")
-	if texts := reaches("dm-three", "main"); !strings.Contains(strings.Join(texts, "\n"), "dm-one") {
-		t.Errorf("main's conversation did not go on: %q", texts)
-	}
-	if n := switched("dm-three", "main", "ops"); n != 1 {
-		t.Errorf("main was told of the switch back %d times, want once", n)
-	}
-	tgWaitMessage(t, srv, tgAlice, "dm-three")
 	srv.PushText(alice, tgUser(tgAlice, "Alice"), "/agent ops")
 	tgWaitMessage(t, srv, tgAlice, "Now talking to agent ops: its conversation in this chat goes on.")
 

@@ -26,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
+	"github.com/clawhost/clawhost/plugins/mcpchannel/mcpchanneltest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -35,7 +36,7 @@ import (
 type terminal struct {
 	t       *testing.T
 	session *mcp.ClientSession
-	conn    *termConn
+	tap     *mcpchanneltest.Tap
 	log     *sdktest.Log
 	cmd     *exec.Cmd
 
@@ -51,7 +52,7 @@ func startTerminal(t *testing.T, cfg string, args ...string) *terminal {
 	cmd.Args = append([]string{cmd.Args[0], "channel", "-config", cfg}, args...)
 	term := &terminal{t: t, log: &sdktest.Log{}, cmd: cmd}
 	cmd.Stderr = term.log
-	tr := &termTap{inner: &mcp.CommandTransport{Command: cmd}, in: func(r *jsonrpc.Request) {
+	tr := &mcpchanneltest.Tap{Inner: &mcp.CommandTransport{Command: cmd}, In: func(r *jsonrpc.Request) {
 		term.mu.Lock()
 		term.notes = append(term.notes, *r)
 		term.mu.Unlock()
@@ -63,7 +64,7 @@ func startTerminal(t *testing.T, cfg string, args ...string) *terminal {
 	if err != nil {
 		t.Fatalf("connecting to clawhost channel: %v\n%s", err, term.log.String())
 	}
-	term.session, term.conn = s, tr.conn
+	term.session, term.tap = s, tr
 	t.Cleanup(func() {
 		_ = s.Close()
 		if t.Failed() {
@@ -108,51 +109,6 @@ func (term *terminal) reply(chat, text string, files ...string) *mcp.CallToolRes
 		term.t.Fatal(err)
 	}
 	return res
-}
-
-// termTap takes clawhost channel's notifications/claude/* out of the
-// client's stream (the go-sdk drops unknown ones) and lets the test send
-// claude's.
-type termTap struct {
-	inner mcp.Transport
-	in    func(*jsonrpc.Request)
-	conn  *termConn
-}
-
-func (t *termTap) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	t.conn = &termConn{Connection: c, in: t.in}
-	return t.conn, nil
-}
-
-type termConn struct {
-	mcp.Connection
-	in func(*jsonrpc.Request)
-}
-
-func (c *termConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		m, err := c.Connection.Read(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if r, ok := m.(*jsonrpc.Request); ok && !r.IsCall() && strings.HasPrefix(r.Method, "notifications/claude/") {
-			c.in(r)
-			continue
-		}
-		return m, nil
-	}
-}
-
-func (c *termConn) notify(t *testing.T, method string, params any) {
-	t.Helper()
-	raw, _ := json.Marshal(params)
-	if err := c.Connection.Write(context.Background(), &jsonrpc.Request{Method: method, Params: raw}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestAttachTerminalTelegram: a terminal attached to the owner's Telegram
@@ -264,8 +220,10 @@ func TestAttachTerminalTelegram(t *testing.T) {
 	// A permission prompt becomes the chat's buttons; Allow goes back.
 	srv.PushText(aliceChat, alice, "run the tests")
 	_, at = term.note("notifications/claude/channel", "run the tests", at)
-	term.conn.notify(t, "notifications/claude/channel/permission_request", map[string]string{
-		"request_id": "abcde", "tool_name": "Bash", "description": "run the tests", "input_preview": `{"command":"go test ./..."}`})
+	if err := term.tap.Notify(context.Background(), "notifications/claude/channel/permission_request", map[string]string{
+		"request_id": "abcde", "tool_name": "Bash", "description": "run the tests", "input_preview": `{"command":"go test ./..."}`}); err != nil {
+		t.Fatal(err)
+	}
 	q := tgWaitMessage(t, srv, tgAlice, "Bash", "go test ./...")
 	pressed := false
 	for _, row := range q.Keyboard {

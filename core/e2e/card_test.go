@@ -163,9 +163,7 @@ func dcStop(m discordtest.Message) bool {
 // the answer; Alice's press of Stop on the next card stops that turn.
 func TestTurnCardDiscord(t *testing.T) {
 	t.Parallel()
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, _ := realClaudeIn(t, fake)
+	fake, mod, _ := realClaudeIn(t)
 	// In #general only Alice and Bob are named (group_allow_from; Carol
 	// by allow_from): Dave, a member nobody named, may not stop a turn.
 	e := startDiscordDaemon(t, true, nil, mod, func(h *Host) {
@@ -268,12 +266,7 @@ func TestTurnCardDiscord(t *testing.T) {
 func TestTurnCardWebchat(t *testing.T) {
 	t.Parallel()
 	b := webchattest.NewBrowser(t, wcBrowserTimeout)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, _ := realClaudeIn(t, fake)
-	var h Host
-	mod(&h)
-	startWebchatIn(t, b, h)
+	fake, _ := webchatWithRealClaude(t, b)
 	stopLabel := "⏹ Stop"
 	hasStop := func() bool {
 		ls, err := b.Buttons()
@@ -326,12 +319,7 @@ func TestTurnCardWebchat(t *testing.T) {
 // card there, only its answer, once.
 func TestNoCardWhatsApp(t *testing.T) {
 	t.Parallel()
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, _ := realClaudeIn(t, fake)
-	e := startWhatsAppDaemon(t, false, mod)
-	e.link(t, "")
-	ann := e.contact(t, waAnn)
+	fake, e, ann := whatsAppWithRealClaude(t)
 	fake.Enqueue(anthropictest.Reply{Text: "The slow answer.", HeaderDelay: 5 * time.Second})
 	if _, err := ann.SendText(waCtx(t), whatsapptest.TextOptions{Text: "think hard"}); err != nil {
 		t.Fatal(err)

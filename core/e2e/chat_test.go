@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -209,11 +208,7 @@ func TestClaudeKnowsItsChat(t *testing.T) {
 	// does not.
 	h.fake.Enqueue(anthropictest.Reply{Text: "never shown", HeaderDelay: time.Minute})
 	h.srv.PushText(aliceChat, alice, "a long task")
-	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-	defer cancel()
-	if _, err := h.fake.WaitRequest(ctx, 11); err != nil {
-		t.Fatal(err)
-	}
+	apiRequestStarted(t, h.fake, 11)
 	h.srv.PushText(aliceChat, alice, "/stop")
 	tgWaitMessage(t, h.srv, tgAlice, "Stopped.")
 	h.fake.Enqueue(anthropictest.Reply{Text: "After the stop."}, anthropictest.Reply{Text: "Once more."})
@@ -245,11 +240,7 @@ func TestSendFileAcrossKill9(t *testing.T) {
 	// The answer after the tool call hangs: the host dies waiting for it.
 	h.fake.Enqueue(sendFile("plot.txt", ""), anthropictest.Reply{Text: "never", HeaderDelay: time.Minute})
 	h.srv.PushText(aliceChat, alice, "send me the plot")
-	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-	defer cancel()
-	if _, err := h.fake.WaitRequest(ctx, 2); err != nil {
-		t.Fatalf("the request after the tool call: %v", err)
-	}
+	apiRequestStarted(t, h.fake, 2) // the request after the tool call
 	_ = h.d.cmd.Process.Kill()
 	_ = h.d.cmd.Wait()
 	h.fake.Enqueue(sendFile("plot.txt", ""), anthropictest.Reply{Text: "Here is the plot."})
@@ -285,21 +276,46 @@ func TestSendFileDiscordAfterTheCard(t *testing.T) {
 	}
 }
 
+// webchatWithRealClaude starts a webchat daemon whose agent is the real
+// claude CLI against a new fake API (see realClaudeIn), its page open in
+// b; it returns the fake and the workspace.
+func webchatWithRealClaude(t *testing.T, b *webchattest.Browser) (*anthropictest.Server, string) {
+	t.Helper()
+	fake, mod, ws := realClaudeIn(t)
+	var h Host
+	mod(&h)
+	startWebchatIn(t, b, h)
+	return fake, ws
+}
+
+// whatsAppWithRealClaude starts a WhatsApp daemon whose agent is the real
+// claude CLI against a new fake API (see realClaudeIn), linked, with Ann
+// in its contacts; it returns the fake, the daemon and Ann.
+func whatsAppWithRealClaude(t *testing.T) (*anthropictest.Server, *waEnv, *whatsapptest.Contact) {
+	t.Helper()
+	fake, mod, _ := realClaudeIn(t)
+	e := startWhatsAppDaemon(t, false, mod)
+	e.link(t, "")
+	return fake, e, e.contact(t, waAnn)
+}
+
 // discordWithRealClaude starts a Discord daemon whose agent is the real
 // claude CLI against a new fake API, in a workspace holding report.txt;
 // it returns the fake, the daemon (its bot live) and the workspace.
 func discordWithRealClaude(t *testing.T) (*anthropictest.Server, *dcEnv, string) {
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, ws := realClaudeIn(t, fake)
+	fake, mod, ws := realClaudeIn(t)
 	e := startDiscordDaemon(t, true, nil, mod)
 	e.live(t, 1)
 	return fake, e, ws
 }
 
-// realClaudeIn makes a host's agent the real claude CLI against fake, in a
-// workspace holding report.txt, and returns that workspace.
-func realClaudeIn(t *testing.T, fake *anthropictest.Server) (func(*Host), string) {
+// realClaudeIn makes a new fake Anthropic API (closed after the host stops)
+// and a host modifier that makes the agent the real claude CLI against it,
+// in a workspace holding report.txt; it returns the fake, the modifier and
+// that workspace.
+func realClaudeIn(t *testing.T) (*anthropictest.Server, func(*Host), string) {
+	fake := anthropictest.New()
+	t.Cleanup(fake.Close)
 	bin := clClaudeBin(t)
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
@@ -309,7 +325,7 @@ func realClaudeIn(t *testing.T, fake *anthropictest.Server) (func(*Host), string
 	if err := os.WriteFile(filepath.Join(ws, "report.txt"), []byte("quarterly numbers"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return func(h *Host) {
+	return fake, func(h *Host) {
 		h.Agent = RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": ws, "timeout": "60s"})
 		h.Messages = Attrs{"streaming": "off"}
 	}, ws
@@ -353,12 +369,7 @@ func TestSendFileDiscord(t *testing.T) {
 // as a document the fake decrypts to the file's bytes.
 func TestSendFileWhatsApp(t *testing.T) {
 	t.Parallel()
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, _ := realClaudeIn(t, fake)
-	e := startWhatsAppDaemon(t, false, mod)
-	e.link(t, "")
-	ann := e.contact(t, waAnn)
+	fake, e, ann := whatsAppWithRealClaude(t)
 	fake.Enqueue(sendFile("report.txt", "the report"), anthropictest.Reply{Text: "Here it is."})
 	if _, err := ann.SendText(waCtx(t), whatsapptest.TextOptions{Text: "send me the report"}); err != nil {
 		t.Fatal(err)
@@ -390,12 +401,7 @@ func TestSendFileWhatsApp(t *testing.T) {
 func TestFilesWebchat(t *testing.T) {
 	t.Parallel()
 	b := webchattest.NewBrowser(t, wcBrowserTimeout)
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, ws := realClaudeIn(t, fake)
-	var h Host
-	mod(&h)
-	startWebchatIn(t, b, h)
+	fake, ws := webchatWithRealClaude(t, b)
 
 	// Upload.
 	src := filepath.Join(t.TempDir(), "notes.txt")
@@ -409,13 +415,7 @@ func TestFilesWebchat(t *testing.T) {
 	if _, err := b.WaitMessage("bot", "Got your notes."); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-	defer cancel()
-	r, err := fake.WaitDone(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := r.LastUserText()
+	u := apiRequest(t, fake, 1).LastUserText()
 	i := strings.Index(u, filepath.Join(ws, "media"))
 	if !strings.Contains(u, "read my notes") || i < 0 {
 		t.Fatalf("the prompt names no attachment in the media directory: %q", u)

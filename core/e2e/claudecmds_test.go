@@ -61,9 +61,7 @@ func menuHas(cmds []telegramtest.BotCommand, name, desc string) bool {
 
 func TestClaudeCommandsTelegram(t *testing.T) {
 	t.Parallel()
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, ws := realClaudeIn(t, fake)
+	fake, mod, ws := realClaudeIn(t)
 	writeClaudeCommands(t, ws)
 	srv := telegramtest.NewServer(tgToken)
 	t.Cleanup(srv.Close)
@@ -133,9 +131,7 @@ func TestClaudeCommandsTelegram(t *testing.T) {
 // command /greet, picked from the menu, runs claude's command.
 func TestClaudeCommandsDiscord(t *testing.T) {
 	t.Parallel()
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, ws := realClaudeIn(t, fake)
+	_, mod, ws := realClaudeIn(t)
 	e := startDiscordDaemon(t, true, nil, mod, func(*Host) { writeClaudeCommands(t, ws) })
 	e.live(t, 1)
 	has := func(name, desc string) bool {
@@ -186,9 +182,7 @@ func TestClaudeCommandsSlack(t *testing.T) {
 // default agent's again when it switches back.
 func TestClaudeCommandsPerChatTelegram(t *testing.T) {
 	t.Parallel()
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, ws := realClaudeIn(t, fake)
+	_, mod, ws := realClaudeIn(t)
 	opsWS := filepath.Join(t.TempDir(), "ops")
 	for dir, file := range map[string]string{
 		ws:    ".claude/commands/greet.md",

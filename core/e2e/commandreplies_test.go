@@ -16,22 +16,7 @@ import (
 // messages; the file of the second goes as a document with that reply's
 // text as its caption.
 func TestTelegramCommandReplies(t *testing.T) {
-	srv := telegramtest.NewServer(tgToken)
-	h := Host{
-		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
-		Admin:   Attrs{"listen": "127.0.0.1:0"},
-		Plugins: []Plugin{tgPlugin(srv.APIEndpoint()), {Name: "ping", Source: "ping"}},
-	}
-	t.Cleanup(srv.Close)
-	Start(t, h)
-	sdktest.WaitFor(t, "the command menu with /report", func() bool {
-		for _, c := range srv.Commands() {
-			if c.Command == "report" {
-				return true
-			}
-		}
-		return false
-	})
+	srv, _ := startPingHost(t)
 	srv.PushText(telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice"), "/report")
 	tgWaitMessage(t, srv, tgAlice, "The details are in the file.")
 	tgSettle(t, srv, 300*time.Millisecond)
@@ -61,22 +46,7 @@ func TestTelegramCommandReplies(t *testing.T) {
 // again; the chat is told a part may be missing. Before a command's
 // answer went through the outbox, the restart sent nothing.
 func TestCommandAnswerAcrossKill9(t *testing.T) {
-	srv := telegramtest.NewServer(tgToken)
-	h := Host{
-		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
-		Admin:   Attrs{"listen": "127.0.0.1:0"},
-		Plugins: []Plugin{tgPlugin(srv.APIEndpoint()), {Name: "ping", Source: "ping"}},
-	}
-	t.Cleanup(srv.Close)
-	d := Start(t, h)
-	sdktest.WaitFor(t, "the command menu with /report", func() bool {
-		for _, c := range srv.Commands() {
-			if c.Command == "report" {
-				return true
-			}
-		}
-		return false
-	})
+	srv, d := startPingHost(t)
 	srv.Fail("sendMessage", 1, telegramtest.Slow(10*time.Minute))
 	srv.PushText(telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice"), "/report")
 	sdktest.WaitFor(t, "the first message of the answer in flight", func() bool { return len(srv.Requests("sendMessage")) > 0 })
@@ -102,4 +72,26 @@ func TestCommandAnswerAcrossKill9(t *testing.T) {
 	if docs != 1 {
 		t.Errorf("%d documents, want the report once", docs)
 	}
+}
+
+// startPingHost starts a host on the fake Telegram with examples/ping's
+// commands, Alice allowed, and returns once /report is in the menu.
+func startPingHost(t *testing.T) (*telegramtest.Server, *Daemon) {
+	t.Helper()
+	srv := telegramtest.NewServer(tgToken)
+	t.Cleanup(srv.Close)
+	d := Start(t, Host{
+		Access:  Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
+		Admin:   Attrs{"listen": "127.0.0.1:0"},
+		Plugins: []Plugin{tgPlugin(srv.APIEndpoint()), {Name: "ping", Source: "ping"}},
+	})
+	sdktest.WaitFor(t, "the command menu with /report", func() bool {
+		for _, c := range srv.Commands() {
+			if c.Command == "report" {
+				return true
+			}
+		}
+		return false
+	})
+	return srv, d
 }

@@ -66,7 +66,15 @@ func typingSeen(d *daemon) bool {
 func TestKill9KillsClaudesTools(t *testing.T) {
 	d := startDaemon(t, false)
 	pluginPIDs(d, 2)
-	pidFile := filepath.Join(t.TempDir(), "tool.pid")
+	kill9KillsTool(t, d, filepath.Join(t.TempDir(), "tool.pid"), func(pid int) int { return pid })
+}
+
+// kill9KillsTool has claude run a tool (the fake claude's #spawn) that
+// writes its pid to pidFile and sleeps; it finds the tool's pid on the
+// host (hostPID maps the pid the tool wrote, 0 while not found),
+// SIGKILLs clawhost and waits for the tool to die with it.
+func kill9KillsTool(t *testing.T, d *daemon, pidFile string, hostPID func(written int) int) {
+	t.Helper()
 	d.post("u1", "run a tool #spawn="+pidFile+" #sleep=60s")
 	var tool int
 	d.waitFor(func() bool {
@@ -74,7 +82,8 @@ func TestKill9KillsClaudesTools(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		tool, _ = strconv.Atoi(string(b))
+		written, _ := strconv.Atoi(string(b))
+		tool = hostPID(written)
 		return tool > 0
 	}, "the tool's pid file")
 	t.Cleanup(func() { _ = syscall.Kill(tool, syscall.SIGKILL) })
@@ -97,27 +106,15 @@ func TestKill9KillsClaudesToolsSandboxed(t *testing.T) {
 	h.Agent.Attrs = Attrs{"sandbox": "auto"}
 	d := Launch(t, h.Write(t))
 	d.addrFile = filepath.Join(dir, "lo.addr")
-	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+	d.waitServing()
 	if !strings.Contains(d.log.String(), "sandbox=bubblewrap") {
 		t.Fatalf("claude is not sandboxed:\n%s", d.log.String())
 	}
 	// In the workspace: the sandbox lets claude write there.
-	pidFile := filepath.Join(dir, "workspace", "tool.pid")
-	d.post("u1", "run a tool #spawn="+pidFile+" #sleep=60s")
-	var tool int
-	d.waitFor(func() bool {
-		b, err := os.ReadFile(pidFile)
-		if err != nil {
-			return false
-		}
-		inner, _ := strconv.Atoi(string(b))
-		tool = descendantWithNSPid(d.cmd.Process.Pid, inner)
-		return tool > 0
-	}, "the tool's pid file")
-	t.Cleanup(func() { _ = syscall.Kill(tool, syscall.SIGKILL) })
-	_ = d.cmd.Process.Kill()
-	_ = d.cmd.Wait()
-	d.waitFor(func() bool { return !alive(tool) }, "the tool to die with the host")
+	// The pid the tool writes is its namespace's.
+	kill9KillsTool(t, d, filepath.Join(dir, "workspace", "tool.pid"), func(inner int) int {
+		return descendantWithNSPid(d.cmd.Process.Pid, inner)
+	})
 }
 
 // descendantWithNSPid is the host pid of the descendant of root whose pid

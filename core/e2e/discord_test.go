@@ -77,11 +77,7 @@ func startDiscordDaemon(t *testing.T, messageContent bool, prepare func(*discord
 // live waits for a gateway connection after handshakes IDENTIFY+RESUME.
 func (e *dcEnv) live(t *testing.T, handshakes int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-	defer cancel()
-	if err := e.srv.WaitLive(ctx, handshakes); err != nil {
-		t.Fatal(err)
-	}
+	bounded(t, "the Discord gateway live", func(ctx context.Context) error { return e.srv.WaitLive(ctx, handshakes) })
 }
 
 func dcRequestLog(srv *discordtest.Server) string {
@@ -130,17 +126,9 @@ func (e *dcEnv) waitMessage(t *testing.T, channelID string, wants ...string) dis
 	t.Helper()
 	var found discordtest.Message
 	sdktest.WaitFor(t, fmt.Sprintf("a message in %s showing %q", channelID, wants), func() bool {
-		for _, m := range e.botMessages(channelID) {
-			ok := true
-			for _, w := range wants {
-				ok = ok && strings.Contains(m.Content, w)
-			}
-			if ok {
-				found = m
-				return true
-			}
-		}
-		return false
+		var ok bool
+		found, ok = showing(e.botMessages(channelID), func(m discordtest.Message) string { return m.Content }, wants)
+		return ok
 	})
 	return found
 }
@@ -384,14 +372,7 @@ func TestDiscordChannel(t *testing.T) {
 
 // dcPluginPID returns the pid of the running clawhost-discord process other
 // than not (0 for none).
-func dcPluginPID(d *daemon, not int) int {
-	for _, p := range children(d.cmd.Process.Pid) {
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); p != not && strings.Contains(exe, "clawhost-discord") && alive(p) {
-			return p
-		}
-	}
-	return 0
-}
+func dcPluginPID(d *daemon, not int) int { return pluginPID(d, "clawhost-discord", not) }
 
 // TestDiscordPluginKilled kills the plugin (SIGKILL) while a turn runs and
 // sends a message while it is dead: the host restarts it, the new process

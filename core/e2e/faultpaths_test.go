@@ -43,6 +43,15 @@ const (
 
 var killPoints = []killPoint{killInFlight, killUnconfirmed, killAnswered}
 
+// acrossKill9 runs body once per kill point, in a subtest of its own on
+// a new fault host started with h.
+func acrossKill9(t *testing.T, h Host, body func(t *testing.T, f *faultHost, point killPoint)) {
+	t.Helper()
+	for _, point := range killPoints {
+		t.Run(string(point), func(t *testing.T) { body(t, startFaultHost(t, h), point) })
+	}
+}
+
 // noticeMissing is the notice of a reply part whose send's fate is
 // unknown (core/delivery).
 const noticeMissing = "may be missing"
@@ -229,32 +238,29 @@ func (f *faultHost) ledger() int {
 func TestBudgetRefusalAcrossKill9(t *testing.T) {
 	t.Parallel()
 	alice := tgUser(tgAlice, "Alice")
-	for _, point := range killPoints {
-		t.Run(string(point), func(t *testing.T) {
-			f := startFaultHost(t, Host{
-				Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
-				Messages: Attrs{"streaming": "off", "turn_card": "off", "timezone": "UTC"},
-				// The fake claude's turn costs $0.0125: one turn spends it.
-				Blocks: []Block{{Type: "budget", Attrs: Attrs{"per_sender_daily_usd": 0.01}}},
-			})
-			f.push(alice, "first #mark=b1")
-			tgWaitMessage(t, f.srv, tgAlice, "echo:", "first")
-			const refusal = "Not run: your daily budget is spent"
-			f.crash(point, "sendMessage", func() { f.push(alice, "second #mark=b2") },
-				func() bool { return tgCount(f.srv, tgAlice, refusal) > 0 })
-			f.told(point, tgAlice, refusal)
-			f.noticesOK(point, tgAlice)
-			if n := f.runs("b2"); n != 0 {
-				t.Errorf("the refused message's turn ran %d times", n)
-			}
-			if n := f.runs("b1"); n != 1 {
-				t.Errorf("the first turn ran %d times, want once", n)
-			}
-			if n := f.ledger(); n != 1 {
-				t.Errorf("the ledger has %d rows, want the first turn's only", n)
-			}
-		})
-	}
+	acrossKill9(t, Host{
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
+		Messages: Attrs{"streaming": "off", "turn_card": "off", "timezone": "UTC"},
+		// The fake claude's turn costs $0.0125: one turn spends it.
+		Blocks: []Block{{Type: "budget", Attrs: Attrs{"per_sender_daily_usd": 0.01}}},
+	}, func(t *testing.T, f *faultHost, point killPoint) {
+		f.push(alice, "first #mark=b1")
+		tgWaitMessage(t, f.srv, tgAlice, "echo:", "first")
+		const refusal = "Not run: your daily budget is spent"
+		f.crash(point, "sendMessage", func() { f.push(alice, "second #mark=b2") },
+			func() bool { return tgCount(f.srv, tgAlice, refusal) > 0 })
+		f.told(point, tgAlice, refusal)
+		f.noticesOK(point, tgAlice)
+		if n := f.runs("b2"); n != 0 {
+			t.Errorf("the refused message's turn ran %d times", n)
+		}
+		if n := f.runs("b1"); n != 1 {
+			t.Errorf("the first turn ran %d times, want once", n)
+		}
+		if n := f.ledger(); n != 1 {
+			t.Errorf("the ledger has %d rows, want the first turn's only", n)
+		}
+	})
 }
 
 // TestExportAcrossKill9: Alice's /export, killed -9 around its answer:
@@ -262,33 +268,30 @@ func TestBudgetRefusalAcrossKill9(t *testing.T) {
 func TestExportAcrossKill9(t *testing.T) {
 	t.Parallel()
 	alice := tgUser(tgAlice, "Alice")
-	for _, point := range killPoints {
-		t.Run(string(point), func(t *testing.T) {
-			f := startFaultHost(t, Host{
-				Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
-				Messages: Attrs{"streaming": "off", "turn_card": "off"},
-			})
-			f.push(alice, "hello #mark=x1")
-			tgWaitMessage(t, f.srv, tgAlice, "echo:", "hello")
-			const answer = "This session as Markdown"
-			f.crash(point, "sendDocument", func() { f.push(alice, "/export") },
-				func() bool { return tgCount(f.srv, tgAlice, answer) > 0 })
-			docs := 0
-			for _, s := range f.srv.Sent() {
-				if s.ChatID == strconv.Itoa(tgAlice) && s.Method == "sendDocument" && s.File != nil && strings.HasPrefix(s.File.Filename, "session-") {
-					docs++
-				}
+	acrossKill9(t, Host{
+		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"tg:1001"}},
+		Messages: Attrs{"streaming": "off", "turn_card": "off"},
+	}, func(t *testing.T, f *faultHost, point killPoint) {
+		f.push(alice, "hello #mark=x1")
+		tgWaitMessage(t, f.srv, tgAlice, "echo:", "hello")
+		const answer = "This session as Markdown"
+		f.crash(point, "sendDocument", func() { f.push(alice, "/export") },
+			func() bool { return tgCount(f.srv, tgAlice, answer) > 0 })
+		docs := 0
+		for _, s := range f.srv.Sent() {
+			if s.ChatID == strconv.Itoa(tgAlice) && s.Method == "sendDocument" && s.File != nil && strings.HasPrefix(s.File.Filename, "session-") {
+				docs++
 			}
-			if docs != 1 {
-				t.Errorf("%s: the export's file was sent %d times, want once", point, docs)
-			}
-			f.told(point, tgAlice, answer)
-			f.noticesOK(point, tgAlice)
-			if n := f.runs("x1"); n != 1 {
-				t.Errorf("the conversation's turn ran %d times, want once", n)
-			}
-		})
-	}
+		}
+		if docs != 1 {
+			t.Errorf("%s: the export's file was sent %d times, want once", point, docs)
+		}
+		f.told(point, tgAlice, answer)
+		f.noticesOK(point, tgAlice)
+		if n := f.runs("x1"); n != 1 {
+			t.Errorf("the conversation's turn ran %d times, want once", n)
+		}
+	})
 }
 
 // TestPairingApprovalAcrossKill9: Dave (unknown) asks; the owner, Carol,
@@ -299,60 +302,57 @@ func TestPairingApprovalAcrossKill9(t *testing.T) {
 	t.Parallel()
 	const carolID, daveID = 3003, 4004
 	carol, dave := tgUser(carolID, "Carol"), tgUser(daveID, "Dave")
-	for _, point := range killPoints {
-		t.Run(string(point), func(t *testing.T) {
-			f := startFaultHost(t, Host{
-				Access:   Attrs{"dm_policy": "pairing", "owners": []string{"tg:3003"}},
-				Messages: Attrs{"streaming": "off", "turn_card": "off"},
-			})
-			f.push(dave, "hello? #mark=p1")
-			codeMsg := tgWaitMessage(t, f.srv, daveID, "Your pairing code is")
-			code := regexp.MustCompile(`pairing code is (\S+) `).FindStringSubmatch(codeMsg.Visible)
-			if code == nil {
-				t.Fatalf("no code in %q", codeMsg.Visible)
-			}
-			req := tgWaitMessage(t, f.srv, carolID, "Dave asks to talk to the bot", code[1])
-			approve := ""
-			for _, row := range req.Keyboard {
-				for _, b := range row {
-					if strings.Contains(b.Text, "Approve") {
-						approve = b.Data
-					}
+	acrossKill9(t, Host{
+		Access:   Attrs{"dm_policy": "pairing", "owners": []string{"tg:3003"}},
+		Messages: Attrs{"streaming": "off", "turn_card": "off"},
+	}, func(t *testing.T, f *faultHost, point killPoint) {
+		f.push(dave, "hello? #mark=p1")
+		codeMsg := tgWaitMessage(t, f.srv, daveID, "Your pairing code is")
+		code := regexp.MustCompile(`pairing code is (\S+) `).FindStringSubmatch(codeMsg.Visible)
+		if code == nil {
+			t.Fatalf("no code in %q", codeMsg.Visible)
+		}
+		req := tgWaitMessage(t, f.srv, carolID, "Dave asks to talk to the bot", code[1])
+		approve := ""
+		for _, row := range req.Keyboard {
+			for _, b := range row {
+				if strings.Contains(b.Text, "Approve") {
+					approve = b.Data
 				}
 			}
-			if approve == "" {
-				t.Fatalf("the owner's request has no Approve button: %+v", req.Keyboard)
+		}
+		if approve == "" {
+			t.Fatalf("the owner's request has no Approve button: %+v", req.Keyboard)
+		}
+		const approved, toldDave = "Approved tg:4004", "An owner approved you"
+		// In flight, the send held may be Dave's notice instead of
+		// Carol's answer (the two go at once): Carol's answer, recorded
+		// as being sent when the host died, is then told as a part
+		// that may be missing, not sent again.
+		carolTold := func() bool {
+			return tgCount(f.srv, carolID, approved) > 0 || point == killInFlight && tgCount(f.srv, carolID, noticeMissing) > 0
+		}
+		answered := func() bool { return carolTold() && tgCount(f.srv, daveID, "echo:") > 0 }
+		f.crashThen(point, "sendMessage", func() {
+			if _, err := f.srv.PressButton(telegramtest.PrivateChat(carolID), req.MessageID, approve, carol); err != nil {
+				t.Fatal(err)
 			}
-			const approved, toldDave = "Approved tg:4004", "An owner approved you"
-			// In flight, the send held may be Dave's notice instead of
-			// Carol's answer (the two go at once): Carol's answer, recorded
-			// as being sent when the host died, is then told as a part
-			// that may be missing, not sent again.
-			carolTold := func() bool {
-				return tgCount(f.srv, carolID, approved) > 0 || point == killInFlight && tgCount(f.srv, carolID, noticeMissing) > 0
-			}
-			answered := func() bool { return carolTold() && tgCount(f.srv, daveID, "echo:") > 0 }
-			f.crashThen(point, "sendMessage", func() {
-				if _, err := f.srv.PressButton(telegramtest.PrivateChat(carolID), req.MessageID, approve, carol); err != nil {
-					t.Fatal(err)
-				}
-				f.last++ // the callback query is the fake's next update
-			}, func() bool { return answered() && tgCount(f.srv, daveID, toldDave) > 0 }, answered)
-			if point != killInFlight || tgCount(f.srv, carolID, approved) > 0 {
-				f.told(point, carolID, approved)
-			}
-			// The notice is told at most once: only the call that journals
-			// the held message's copy tells it, after the journal took the
-			// copy, so a kill between the two loses the notice (the answer
-			// still comes), never doubles it.
-			if n := tgCount(f.srv, daveID, toldDave); n > 1 || n == 0 && point != killInFlight {
-				t.Errorf("%s: Dave was told %q %d times", point, toldDave, n)
-			}
-			f.told(point, daveID, "echo:")
-			f.noticesOK(point, carolID, daveID)
-			if n := f.runs("p1"); n != 1 {
-				t.Errorf("%s: the held message's turn ran %d times, want once", point, n)
-			}
-		})
-	}
+			f.last++ // the callback query is the fake's next update
+		}, func() bool { return answered() && tgCount(f.srv, daveID, toldDave) > 0 }, answered)
+		if point != killInFlight || tgCount(f.srv, carolID, approved) > 0 {
+			f.told(point, carolID, approved)
+		}
+		// The notice is told at most once: only the call that journals
+		// the held message's copy tells it, after the journal took the
+		// copy, so a kill between the two loses the notice (the answer
+		// still comes), never doubles it.
+		if n := tgCount(f.srv, daveID, toldDave); n > 1 || n == 0 && point != killInFlight {
+			t.Errorf("%s: Dave was told %q %d times", point, toldDave, n)
+		}
+		f.told(point, daveID, "echo:")
+		f.noticesOK(point, carolID, daveID)
+		if n := f.runs("p1"); n != 1 {
+			t.Errorf("%s: the held message's turn ran %d times, want once", point, n)
+		}
+	})
 }

@@ -31,7 +31,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,40 +89,26 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		at := map[string]map[string]int64{}
+		events := runEvents(runLog)
 		// A sandboxed fake has its own PID namespace: every one has the same
 		// pid there. The turns run one after the other, so a turn's process
 		// is the latest that logged its start with that pid.
 		lastProc := map[int]int64{}  // pid → when the latest fake with it logged its start
 		procAt := map[string]int64{} // mark → when its fake's process logged its start
-		for _, ev := range runEvents(runLog) {
+		for _, ev := range events {
 			if ev.Event == "proc" {
 				lastProc[ev.PID] = ev.At
 			}
-			if len(ev.Marks) > 0 {
-				if ev.Event == "start" && procAt[ev.Marks[0]] == 0 {
-					procAt[ev.Marks[0]] = lastProc[ev.PID]
-				}
-				if at[ev.Marks[0]] == nil {
-					at[ev.Marks[0]] = map[string]int64{}
-				}
-				at[ev.Marks[0]][ev.Event] = ev.At
+			if len(ev.Marks) > 0 && ev.Event == "start" && procAt[ev.Marks[0]] == 0 {
+				procAt[ev.Marks[0]] = lastProc[ev.PID]
 			}
 		}
-		sends := srv.Requests("sendMessage")
 		var in, inOut, spawn, stdin []time.Duration
-		for mark, id := range ids {
-			handed := srv.HandedOut(id)
-			start, result := at[mark]["start"], at[mark]["result"]
-			i := slices.IndexFunc(sends, func(r telegramtest.Request) bool { return strings.Contains(r.Params.Get("text"), mark) })
-			if handed.IsZero() || start == 0 || result == 0 || i < 0 {
-				b.Fatalf("first turn %s: handed out %v, claude start %d, result %d, send %d: a timestamp is missing", mark, handed, start, result, i)
+		for _, s := range turnSpans(b, srv, events, ids, "first turn") {
+			if p := procAt[s.mark]; p != 0 {
+				spawn, stdin = append(spawn, time.Duration(p-s.handed)), append(stdin, time.Duration(s.start-p))
 			}
-			inT := time.Duration(start - handed.UnixNano())
-			if p := procAt[mark]; p != 0 {
-				spawn, stdin = append(spawn, time.Duration(p-handed.UnixNano())), append(stdin, time.Duration(start-p))
-			}
-			in, inOut = append(in, inT), append(inOut, inT+time.Duration(sends[i].Time.UnixNano()-result))
+			in, inOut = append(in, s.in()), append(inOut, s.in()+s.out())
 		}
 		b.ReportMetric(msOf(percentile(in, 50)), "first-in-p50-ms")
 		if len(spawn) > 0 {

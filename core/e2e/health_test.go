@@ -26,15 +26,24 @@ import (
 // `clawhost validate` fails at the command's line; the host starts (the
 // chat is told when a turn cannot run), but /healthz is 503 naming the
 // agent and what to do, and `clawhost status` says NOT READY and exits 1.
+// launchAdmin launches h with its admin endpoint on a free address (set
+// in h, so that a later h.Write keeps it) and returns once the endpoint
+// answers: the daemon, the config file's path and the endpoint's address.
+func launchAdmin(t *testing.T, h *Host) (d *Daemon, cfg, addr string) {
+	t.Helper()
+	addr = sdktest.FreeAddr(t)
+	h.Admin = Attrs{"listen": addr}
+	cfg = h.Write(t)
+	d = Launch(t, cfg)
+	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	return d, cfg, addr
+}
+
 func TestMissingClaudeIsNotHealthy(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	addr := sdktest.FreeAddr(t)
-	h := Host{Dir: dir, Agent: Agent{Command: filepath.Join(dir, "no-claude-here"), Attrs: Attrs{"workspace": "./workspace", "timeout": "30s"}},
-		Admin: Attrs{"listen": addr}}
-	cfg := h.Write(t)
-	d := Launch(t, cfg)
-	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	h := Host{Dir: dir, Agent: Agent{Command: filepath.Join(dir, "no-claude-here"), Attrs: Attrs{"workspace": "./workspace", "timeout": "30s"}}}
+	_, cfg, addr := launchAdmin(t, &h)
 	code, body := get(t, "http://"+addr+"/healthz")
 	if code != 503 || !strings.Contains(body, `"agent"`) || !strings.Contains(body, `"state":"missing"`) || !strings.Contains(body, "no-claude-here not found") {
 		t.Errorf("/healthz: %d %s", code, body)
@@ -58,11 +67,8 @@ func TestMissingClaudeIsNotHealthy(t *testing.T) {
 func TestReloadSaysWhatWaits(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	addr := sdktest.FreeAddr(t)
-	h := Host{Dir: dir, Admin: Attrs{"listen": addr}, Access: Attrs{"dm_policy": "pairing"}}
-	cfg := h.Write(t)
-	d := Launch(t, cfg)
-	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	h := Host{Dir: dir, Access: Attrs{"dm_policy": "pairing"}}
+	d, cfg, addr := launchAdmin(t, &h)
 	b, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -256,12 +262,9 @@ func TestDoctor(t *testing.T) {
 	t.Parallel()
 	bin := clClaudeBin(t)
 	dir := t.TempDir()
-	addr := sdktest.FreeAddr(t)
 	agent := RealClaude(bin, filepath.Join(dir, "home"), "http://127.0.0.1:9", Attrs{"workspace": filepath.Join(dir, "workspace")})
-	h := Host{Dir: dir, Agent: agent, Admin: Attrs{"listen": addr}}
-	cfg := h.Write(t)
-	d := Launch(t, cfg)
-	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	h := Host{Dir: dir, Agent: agent}
+	_, cfg, addr := launchAdmin(t, &h)
 	var out, errb bytes.Buffer
 	if rc := run([]string{"doctor", "-config", cfg}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "logged in with api_key") ||
 		!strings.Contains(out.String(), " at "+bin+" (agent.command)") ||
@@ -373,13 +376,10 @@ func TestDoctorChannels(t *testing.T) {
 // disables it, so "why is Telegram not there?" has its answer.
 func TestDisabledPluginShown(t *testing.T) {
 	t.Parallel()
-	addr := sdktest.FreeAddr(t)
-	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}, Plugins: []Plugin{{Name: "tg", Source: "telegram",
+	h := Host{Dir: t.TempDir(), Plugins: []Plugin{{Name: "tg", Source: "telegram",
 		Attrs:  Attrs{"enabled": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "") != ""`)},
 		Config: Attrs{"token": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "")`)}}}}
-	cfg := h.Write(t)
-	d := Launch(t, cfg)
-	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	_, cfg, addr := launchAdmin(t, &h)
 	why := `enabled = env("CLAWHOST_TEST_UNSET_TOKEN", "") != "" at ` + cfg + `:`
 	_, body := get(t, "http://"+addr+"/status.json")
 	var snap struct {
@@ -429,12 +429,9 @@ func TestDoctorOnStatusPage(t *testing.T) {
 	t.Parallel()
 	tg := telegramtest.NewServer(tgToken)
 	defer tg.Close()
-	addr := sdktest.FreeAddr(t)
-	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}, Plugins: []Plugin{
+	h := Host{Dir: t.TempDir(), Plugins: []Plugin{
 		{Name: "tg", Source: "telegram", Config: Attrs{"token": "123:refused", "api_endpoint": tg.APIEndpoint()}}}}
-	cfg := h.Write(t)
-	d := Launch(t, cfg)
-	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	_, cfg, addr := launchAdmin(t, &h)
 	if _, page := get(t, "http://"+addr+"/"); !strings.Contains(page, `action="/doctor"`) || !strings.Contains(page, "Not run yet") {
 		t.Fatalf("the page has no checks section:\n%s", page)
 	}
@@ -501,11 +498,8 @@ func TestSecondWebChatOnTheSamePort(t *testing.T) {
 // command waits for a restart of clawhost.
 func TestSighupSaysWhatWaits(t *testing.T) {
 	t.Parallel()
-	addr := sdktest.FreeAddr(t)
-	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}}
-	cfg := h.Write(t)
-	d := Launch(t, cfg)
-	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	h := Host{Dir: t.TempDir()}
+	d, cfg, addr := launchAdmin(t, &h)
 	b, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -628,13 +622,11 @@ func TestValidateProbeAndIDForms(t *testing.T) {
 // reload enables a channel (the web chat) /healthz is 200.
 func TestNoChannelIsNotHealthy(t *testing.T) {
 	t.Parallel()
-	addr, web := sdktest.FreeAddr(t), sdktest.FreeAddr(t)
-	h := Host{Dir: t.TempDir(), Admin: Attrs{"listen": addr}, Plugins: []Plugin{{Name: "web", Source: "webchat",
+	web := sdktest.FreeAddr(t)
+	h := Host{Dir: t.TempDir(), Plugins: []Plugin{{Name: "web", Source: "webchat",
 		Attrs:  Attrs{"enabled": Expr(`env("CLAWHOST_TEST_UNSET_TOKEN", "") != ""`)},
 		Config: Attrs{"listen": web}}}}
-	cfg := h.Write(t)
-	d := Launch(t, cfg)
-	d.waitFor(func() bool { code, _ := get(t, "http://"+addr+"/status.json"); return code == 200 }, "the admin endpoint")
+	d, cfg, addr := launchAdmin(t, &h)
 	code, body := get(t, "http://"+addr+"/healthz")
 	if code != 503 || !strings.Contains(body, `"channels":{"state":"none"`) || !strings.Contains(body, "no channel is configured") ||
 		!strings.Contains(body, "enable a channel plugin in config.hcl") {

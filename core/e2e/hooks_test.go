@@ -193,17 +193,7 @@ func TestMessageReceivedKill9(t *testing.T) {
 	<-h.pollDone
 
 	// The same host, without the debounce window.
-	cfg, err := os.ReadFile(h.cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fixed := strings.Replace(string(cfg), `"10m"`, `"0s"`, 1)
-	if fixed == string(cfg) {
-		t.Fatal("the debounce attribute is not in the config")
-	}
-	if err := os.WriteFile(h.cfgPath, []byte(fixed), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editFile(t, h.cfgPath, `"10m"`, `"0s"`) // the debounce attribute
 	h.start()
 	r, next := h.waitSend("chat-u1", 0, 90*time.Second)
 	if !strings.Contains(r.Text, "REWRITTEN before the crash") {

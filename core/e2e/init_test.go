@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -205,6 +204,56 @@ func (s *tmuxSession) send(text string) {
 	s.tmux("send-keys", "-t", "init", "Enter")
 }
 
+// tmuxTurn is one exchange of a terminal dialog: wait until the screen
+// shows want after its first n occurrences, then type reply and Enter
+// (nothing typed when only is set: the turn only waits).
+type tmuxTurn struct {
+	want  string
+	n     int
+	reply string
+	only  bool
+}
+
+// ask waits for the first want and answers reply.
+func ask(want, reply string) tmuxTurn { return tmuxTurn{want: want, reply: reply} }
+
+// askAgain waits for want after its first n occurrences and answers reply.
+func askAgain(want string, n int, reply string) tmuxTurn {
+	return tmuxTurn{want: want, n: n, reply: reply}
+}
+
+// see waits for the first want and types nothing.
+func see(want string) tmuxTurn { return tmuxTurn{want: want, only: true} }
+
+// dialog runs turns in order.
+func (s *tmuxSession) dialog(turns ...tmuxTurn) {
+	s.t.Helper()
+	for _, tr := range turns {
+		s.waitFor(tr.want, tr.n)
+		if !tr.only {
+			s.send(tr.reply)
+		}
+	}
+}
+
+// exited waits for the command to end and returns the screen; it fails the
+// test unless the command exited 0.
+func (s *tmuxSession) exited() string {
+	s.t.Helper()
+	scr := s.waitFor("INIT-EXIT=", 0)
+	if !strings.Contains(scr, "INIT-EXIT=0") {
+		s.t.Fatalf("init failed:\n%s", scr)
+	}
+	return scr
+}
+
+// startInit runs clawhost init with the env's arguments and extra in a
+// terminal of its own.
+func (e *initEnv) startInit(t *testing.T, extra ...string) *tmuxSession {
+	t.Helper()
+	return startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, append(e.initArgs(t), extra...)...))
+}
+
 // The whole first run in a real terminal: init's prompts answered with
 // keystrokes (a wrong token first), the token checked with the fake
 // Telegram and hidden while typed, the files written outside the checkout;
@@ -219,27 +268,22 @@ func TestInitInTerminal(t *testing.T) {
 		}
 		return anthropictest.Reply{} // echo
 	})
-	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, e.initArgs(t)...))
-	term.waitFor("Channels to set up", 0)
-	term.send("telegram")
-	term.waitFor("Telegram bot token (hidden)", 0)
-	term.send("424242:WRONG")
-	term.waitFor("does not know this token", 0)
-	term.waitFor("Telegram bot token (hidden)", 1)
-	term.send(initTGToken)
-	term.waitFor("✓ Telegram: the bot @clawbot", 0)
-	term.waitFor("Workspace of the agent", 0)
-	term.send("")
-	term.waitFor("How will the bot reach Claude?", 0)
-	term.waitFor("Choose 1, 2 or 3", 0)
-	term.send("1")
-	term.waitFor("Anthropic API key (hidden)", 0)
-	term.send("sk-wrong")
-	term.waitFor("✗ Claude refused", 0)
-	term.waitFor("Anthropic API key (hidden)", 1)
-	term.send("sk-good")
-	term.waitFor("✓ Claude answers the bot", 0)
-	scr := term.waitFor("INIT-EXIT=", 0)
+	term := e.startInit(t)
+	term.dialog(
+		ask("Channels to set up", "telegram"),
+		ask("Telegram bot token (hidden)", "424242:WRONG"),
+		see("does not know this token"),
+		askAgain("Telegram bot token (hidden)", 1, initTGToken),
+		see("✓ Telegram: the bot @clawbot"),
+		ask("Workspace of the agent", ""),
+		see("How will the bot reach Claude?"),
+		ask("Choose 1, 2 or 3", "1"),
+		ask("Anthropic API key (hidden)", "sk-wrong"),
+		see("✗ Claude refused"),
+		askAgain("Anthropic API key (hidden)", 1, "sk-good"),
+		see("✓ Claude answers the bot"),
+	)
+	scr := term.exited()
 	if i, j := strings.LastIndex(scr, "✓ Claude answers the bot"), strings.Index(scr, "Start clawhost now"); i < 0 || j < i {
 		t.Errorf("init did not check claude again before saying start:\n%s", scr)
 	}
@@ -248,9 +292,6 @@ func TestInitInTerminal(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(e.home, ".config", "clawhost", "clawhost.env")); !strings.Contains(string(b), `ANTHROPIC_API_KEY="sk-good"`) {
 		t.Errorf("clawhost.env lacks the key:\n%s", b)
-	}
-	if !strings.Contains(scr, "INIT-EXIT=0") {
-		t.Fatalf("init failed:\n%s", scr)
 	}
 	if strings.Contains(scr, initTGToken) || strings.Contains(scr, "424242:WRONG") {
 		t.Errorf("a token was echoed:\n%s", scr)
@@ -286,20 +327,17 @@ func initWhatsAppInTerminal(t *testing.T, personal bool) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	args := append(e.initArgs(t), "-whatsapp-server", srv.Addr(), "-whatsapp-root-key", srv.RootKeyHex())
-	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, args...))
-	term.waitFor("Channels to set up", 0)
-	term.send("whatsapp")
-	term.waitFor("is this number your own personal one?", 0)
+	term := e.startInit(t, "-whatsapp-server", srv.Addr(), "-whatsapp-root-key", srv.RootKeyHex())
+	own := "n"
 	if personal {
-		term.send("y")
-	} else {
-		term.send("n")
+		own = "y"
 	}
-	term.waitFor("Workspace of the agent", 0)
-	term.send("")
-	term.waitFor("Choose 1, 2 or 3", 0)
-	term.send("3")
+	term.dialog(
+		ask("Channels to set up", "whatsapp"),
+		ask("is this number your own personal one?", own),
+		ask("Workspace of the agent", ""),
+		ask("Choose 1, 2 or 3", "3"),
+	)
 	scr := term.waitFor(setup.QRHeader, 0)
 	scr = term.waitFor("waiting for the phone", 0) // the whole code is drawn
 	qr := terminalQRTextAfter(t, scr, setup.QRHeader+"\n", setup.QRIndent)
@@ -310,10 +348,7 @@ func initWhatsAppInTerminal(t *testing.T, personal bool) {
 		t.Fatalf("the phone scans the terminal's QR code: %v\n%s", err, scr)
 	}
 	term.waitFor("✓ WhatsApp: linked", 0)
-	scr = term.waitFor("INIT-EXIT=", 0)
-	if !strings.Contains(scr, "INIT-EXIT=0") {
-		t.Fatalf("init failed:\n%s", scr)
-	}
+	scr = term.exited()
 	if strings.Contains(scr, "WhatsApp links at that first run") {
 		t.Errorf("init, having linked, still says WhatsApp links at the first run:\n%s", scr)
 	}
@@ -348,11 +383,11 @@ func initWhatsAppInTerminal(t *testing.T, personal bool) {
 		if _, err := srv.PhoneSendText(waCtx(t), srv.JID(), whatsapptest.TextOptions{Text: "/owner " + m[1]}); err != nil {
 			t.Fatal(err)
 		}
-		waitWAChat(t, srv, me, "You are the owner")
+		waWaitText(t, srv, me, "You are the owner")
 		if _, err := srv.PhoneSendText(waCtx(t), srv.JID(), whatsapptest.TextOptions{Text: "note to self wa-init-marker"}); err != nil {
 			t.Fatal(err)
 		}
-		waitWAChat(t, srv, me, "echo:", "wa-init-marker")
+		waWaitText(t, srv, me, "echo:", "wa-init-marker")
 		for _, s := range srv.Sent() {
 			if u := s.To.ToNonAD().User; u == ann.JID().User || u == ann.LID().User {
 				t.Errorf("the bot wrote to a contact of the personal number: %q", s.Text())
@@ -365,34 +400,14 @@ func initWhatsAppInTerminal(t *testing.T, personal bool) {
 	if _, err := ann.SendText(waCtx(t), whatsapptest.TextOptions{Text: "/owner " + m[1]}); err != nil {
 		t.Fatal(err)
 	}
-	waitWA(t, srv, ann, "You are the owner")
+	waWaitText(t, srv, waChat(ann), "You are the owner")
 	if _, err := ann.SendText(waCtx(t), whatsapptest.TextOptions{Text: "hello from wa-init-marker"}); err != nil {
 		t.Fatal(err)
 	}
-	waitWA(t, srv, ann, "echo:", "wa-init-marker")
+	waWaitText(t, srv, waChat(ann), "echo:", "wa-init-marker")
 	if strings.Contains(log.String(), "scan this QR code") {
 		t.Errorf("clawhost run asked for a QR code again:\n%s", log.String())
 	}
-}
-
-// waitWA waits until the bot sent c a message showing all of wants.
-func waitWA(t *testing.T, srv *whatsapptest.Server, c *whatsapptest.Contact, wants ...string) {
-	t.Helper()
-	sdktest.WaitFor(t, fmt.Sprintf("a WhatsApp message to %s showing %q", c.Name(), wants), func() bool {
-		for _, m := range srv.Sent() {
-			if m.To.ToNonAD().User != c.JID().User && m.To.ToNonAD().User != c.LID().User {
-				continue
-			}
-			ok := true
-			for _, w := range wants {
-				ok = ok && strings.Contains(m.Text(), w)
-			}
-			if ok {
-				return true
-			}
-		}
-		return false
-	})
 }
 
 // A Claude subscription in init's terminal: init runs claude setup-token (claude stubbed
@@ -406,22 +421,16 @@ func TestInitSubscriptionInTerminal(t *testing.T) {
 	script := "#!/bin/sh\nif [ \"$1\" = setup-token ]; then\n  echo 'Open this link to log in: https://claude.ai/oauth/authorize?code=true'\n" +
 		"  echo 'Your OAuth token (valid for one year):'\n  echo '" + token + "'\n  exit 0\nfi\nexec '" + e.claude + "' \"$@\"\n"
 	sdktest.WriteExecutable(t, stub, []byte(script), 0o755)
-	args := append(e.initArgs(t), "-claude", stub)
-	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, args...))
-	term.waitFor("Channels to set up", 0)
-	term.send("telegram")
-	term.waitFor("Telegram bot token (hidden)", 0)
-	term.send(initTGToken)
-	term.waitFor("Workspace of the agent", 0)
-	term.send("")
-	term.waitFor("Choose 1, 2 or 3", 0)
-	term.send("2")
-	term.waitFor("Running claude setup-token", 0)
-	term.waitFor("✓ Claude answers the bot", 0)
-	scr := term.waitFor("INIT-EXIT=", 0)
-	if !strings.Contains(scr, "INIT-EXIT=0") {
-		t.Fatalf("init failed:\n%s", scr)
-	}
+	term := e.startInit(t, "-claude", stub)
+	term.dialog(
+		ask("Channels to set up", "telegram"),
+		ask("Telegram bot token (hidden)", initTGToken),
+		ask("Workspace of the agent", ""),
+		ask("Choose 1, 2 or 3", "2"),
+		see("Running claude setup-token"),
+		see("✓ Claude answers the bot"),
+	)
+	term.exited()
 	env, _ := os.ReadFile(filepath.Join(e.home, ".config", "clawhost", "clawhost.env"))
 	cfg, _ := os.ReadFile(filepath.Join(e.home, ".config", "clawhost", "config.hcl"))
 	if !strings.Contains(string(env), `CLAUDE_CODE_OAUTH_TOKEN="`+token+`"`) || strings.Contains(string(cfg), token) {
@@ -434,25 +443,4 @@ func TestInitSubscriptionInTerminal(t *testing.T) {
 	if !bearer {
 		t.Error("the check did not reach the API with the subscription token")
 	}
-}
-
-// waitWAChat waits until the bot sent a message showing all of wants to a chat named by
-// any of its JIDs.
-func waitWAChat(t *testing.T, srv *whatsapptest.Server, chat []types.JID, wants ...string) {
-	t.Helper()
-	sdktest.WaitFor(t, fmt.Sprintf("a WhatsApp message showing %q", wants), func() bool {
-		for _, m := range srv.Sent() {
-			if !slices.Contains(chat, m.To.ToNonAD()) {
-				continue
-			}
-			ok := true
-			for _, w := range wants {
-				ok = ok && strings.Contains(m.Text(), w)
-			}
-			if ok {
-				return true
-			}
-		}
-		return false
-	})
 }

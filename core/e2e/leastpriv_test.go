@@ -272,27 +272,7 @@ func TestClaudeRunAs(t *testing.T) {
 		t.Skip("run_as needs clawhost to run as root")
 	}
 	h := startClaudeHost(t, clOptions{agent: Attrs{"allowed_tools": []string{"Bash"}, "run_as": "nobody"}, setup: func(dir string) {
-		// What the operator does for run_as: the workspace is the
-		// user's, and the user may pass through the directories above it
-		// and through data_dir.
-		for _, d := range []string{filepath.Join(dir, "workspace"), filepath.Join(dir, "data")} {
-			if err := os.MkdirAll(d, 0o711); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.Chown(filepath.Join(dir, "workspace"), 65534, 65534); err != nil {
-			t.Fatal(err)
-		}
-		for d := dir; d != "/"; d = filepath.Dir(d) {
-			if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
-				if err := os.Chmod(d, fi.Mode().Perm()|0o011); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if err := os.Chmod(filepath.Join(dir, "data"), 0o711); err != nil {
-			t.Fatal(err)
-		}
+		lpPrepareRunAs(t, dir, filepath.Join(dir, "workspace"))
 	}})
 	h.fake.Enqueue(anthropictest.Reply{Text: "Checking.", ToolUse: &anthropictest.ToolUse{Name: "Bash", Input: map[string]any{"command": "id -u; id -u > whoami.txt", "description": "who am I"}}},
 		anthropictest.Reply{Text: "Checked."})
@@ -333,27 +313,7 @@ func TestClaudeNamedAgentRunAsSandbox(t *testing.T) {
 		senders: []string{"u1", "u2", "u3"},
 		setup: func(dir string) {
 			ws = map[string]string{"main": filepath.Join(dir, "workspace"), "public": filepath.Join(dir, "ws-public"), "open": filepath.Join(dir, "ws-open")}
-			for _, d := range []string{ws["main"], ws["public"], ws["open"], filepath.Join(dir, "data")} {
-				if err := os.MkdirAll(d, 0o711); err != nil {
-					t.Fatal(err)
-				}
-			}
-			// What the operator does for run_as (TestClaudeRunAs): the
-			// agent's workspace is its user's, who may pass through the
-			// directories above it and through data_dir.
-			if err := os.Chown(ws["public"], 65534, 65534); err != nil {
-				t.Fatal(err)
-			}
-			for d := dir; d != "/"; d = filepath.Dir(d) {
-				if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
-					if err := os.Chmod(d, fi.Mode().Perm()|0o011); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if err := os.Chmod(filepath.Join(dir, "data"), 0o711); err != nil {
-				t.Fatal(err)
-			}
+			lpPrepareRunAs(t, dir, ws["public"], ws["main"], ws["open"])
 		},
 	})
 	db := filepath.Join(h.dir, "data", "clawhost.db")
@@ -432,6 +392,32 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lpPrepareRunAs does what the operator does for run_as = "nobody" in the
+// host's directory dir: the workspace userWS (created with others) is the
+// user's (uid 65534), who may pass through the directories above it and
+// through data_dir.
+func lpPrepareRunAs(t *testing.T, dir, userWS string, others ...string) {
+	t.Helper()
+	for _, d := range append([]string{userWS, filepath.Join(dir, "data")}, others...) {
+		if err := os.MkdirAll(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(userWS, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	for d := dir; d != "/"; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
+			if err := os.Chmod(d, fi.Mode().Perm()|0o011); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.Chmod(filepath.Join(dir, "data"), 0o711); err != nil {
 		t.Fatal(err)
 	}
 }

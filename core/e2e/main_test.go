@@ -66,7 +66,7 @@ func startDaemon(t testing.TB, ping bool) *daemon {
 	dir := t.TempDir()
 	d := Launch(t, writeConfig(t, dir, ping))
 	d.addrFile = filepath.Join(dir, "lo.addr")
-	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+	d.waitServing()
 	return d
 }
 
@@ -172,6 +172,37 @@ func (d *daemon) nextSendWithin(chat string, wait time.Duration) string {
 	return ""
 }
 
+// waitServing waits until the host's loopback channel listens: it wrote
+// its address file (in a cluster, only the host holding the channel's
+// lease runs it).
+func (d *daemon) waitServing() {
+	d.t.Helper()
+	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+}
+
+// sendsTo returns the texts of the messages sent to chat that keep accepts
+// (nil keeps all): it waits until deadline for the first, calls first (if
+// not nil) when it comes, then watches 3 s more for a second copy.
+func (d *daemon) sendsTo(chat string, deadline time.Time, keep func(text string) bool, first func()) []string {
+	var got []string
+	for time.Now().Before(deadline) {
+		for _, r := range d.sent(time.Second) {
+			d.after = r.Seq
+			if r.Op != "send" || r.ChatID != chat || keep != nil && !keep(r.Text) {
+				continue
+			}
+			if len(got) == 0 {
+				if first != nil {
+					first()
+				}
+				deadline = time.Now().Add(3 * time.Second) // then watch for a second copy
+			}
+			got = append(got, r.Text)
+		}
+	}
+	return got
+}
+
 // children returns the pids whose parent is pid.
 func children(pid int) []int {
 	ents, _ := os.ReadDir("/proc")
@@ -203,6 +234,17 @@ func alive(pid int) bool {
 	s := string(b)
 	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// pluginPID returns the pid of the running child of d whose executable
+// is binary (a plugin's: clawhost-telegram), other than not (0 for none).
+func pluginPID(d *daemon, binary string, not int) int {
+	for _, p := range children(d.cmd.Process.Pid) {
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); p != not && strings.Contains(exe, binary) && alive(p) {
+			return p
+		}
+	}
+	return 0
 }
 
 func pluginPIDs(d *daemon, want int) []int {

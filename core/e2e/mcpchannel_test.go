@@ -38,15 +38,7 @@ func startMCPHost(t *testing.T, messages Attrs) (*Daemon, *anthropictest.Server,
 	fake := anthropictest.New()
 	t.Cleanup(fake.Close)
 	dir := t.TempDir()
-	p, err := mcpchanneltest.NewPlatform(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	block, err := p.Block()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, block := newMCPPlatform(t)
 	ws := filepath.Join(dir, "workspace")
 	d := Start(t, Host{
 		Dir:      dir,
@@ -65,6 +57,23 @@ func startMCPHost(t *testing.T, messages Attrs) (*Daemon, *anthropictest.Server,
 	})
 	mcWait(t, p, "the channel server's start", func() bool { return p.Starts() >= 1 })
 	return d, fake, p, ws
+}
+
+// newMCPPlatform starts the test channel server's platform (closed when the
+// test ends) and returns it with the bridge's config block that runs this
+// test binary as its channel server.
+func newMCPPlatform(t *testing.T) (*mcpchanneltest.Platform, map[string]any) {
+	t.Helper()
+	p, err := mcpchanneltest.NewPlatform(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	block, err := p.Block()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, block
 }
 
 // mcWait waits for cond after each change of the platform, bounded as
@@ -275,15 +284,7 @@ func TestMCPChannelFaults(t *testing.T) {
 // command pushes to the platform).
 func TestMCPChannelPluginTest(t *testing.T) {
 	t.Parallel()
-	p, err := mcpchanneltest.NewPlatform(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	block, err := p.Block()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, block := newMCPPlatform(t)
 	cfg, err := json.Marshal(block)
 	if err != nil {
 		t.Fatal(err)
@@ -378,15 +379,8 @@ func TestMCPChannelPermissionRelay(t *testing.T) {
 	fake := anthropictest.New()
 	t.Cleanup(fake.Close)
 	dir, outside := t.TempDir(), t.TempDir()
-	p, err := mcpchanneltest.NewPlatform(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, block := newMCPPlatform(t)
+	block["permission_relay_from"] = mcAlice
 	Start(t, Host{
 		Dir: dir,
 		Agent: RealClaude(bin, filepath.Join(dir, "home"), fake.URL(), Attrs{"workspace": filepath.Join(dir, "workspace"), "timeout": "90s",
@@ -394,8 +388,7 @@ func TestMCPChannelPermissionRelay(t *testing.T) {
 		Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"mc:" + mcAlice}, "owners": []string{"mc:" + mcAlice}},
 		Admin:    Attrs{"listen": ""},
 		Messages: Attrs{"turn_card": "off", "streaming": "off"},
-		Plugins: []Plugin{{Name: "mc", Source: "mcp-channel", Config: Attrs{"command": []string{exe}, "env": p.Env(),
-			"permission_relay_from": mcAlice}}},
+		Plugins:  []Plugin{{Name: "mc", Source: "mcp-channel", Config: Attrs(block)}},
 	})
 	mcWait(t, p, "the channel server's start", func() bool { return p.Starts() >= 1 })
 	touch := func(name string) anthropictest.Reply {

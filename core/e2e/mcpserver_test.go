@@ -24,12 +24,8 @@ import (
 // and agent "ops" is not offered it.
 func TestAgentMCPServer(t *testing.T) {
 	t.Parallel()
-	rig := newTgClaude(t)
-	fake, srv := rig.fake, rig.srv
-	dir := rig.dir
-	ws := filepath.Join(dir, "workspace")
-	server := filepath.Join(ws, "tools", "mcpecho")
-	buildMCPEcho(t, server)
+	rig, ws, server := newMCPEchoRig(t)
+	fake, srv, dir := rig.fake, rig.srv, rig.dir
 	const token = "tok-e2e-5ecret-7781"
 	d := rig.start(t, Host{
 		Agent: func() Agent {
@@ -75,12 +71,8 @@ func TestAgentMCPServer(t *testing.T) {
 // claude leaves it out again (a changed file needs a new approval).
 func TestWorkspaceMCPApproval(t *testing.T) {
 	t.Parallel()
-	rig := newTgClaude(t)
+	rig, ws, server := newMCPEchoRig(t)
 	fake, srv := rig.fake, rig.srv
-	dir := rig.dir
-	ws := filepath.Join(dir, "workspace")
-	server := filepath.Join(ws, "tools", "mcpecho")
-	buildMCPEcho(t, server)
 	mcpJSON := filepath.Join(ws, ".mcp.json")
 	write := func(name string) {
 		t.Helper()
@@ -125,10 +117,16 @@ func TestWorkspaceMCPApproval(t *testing.T) {
 	sdktest.WaitFor(t, "the log line for the changed file", func() bool { return strings.Contains(d.Log(), "changed since it was approved") })
 }
 
-// buildMCPEcho builds the stdio MCP server testdata/mcpecho at path.
-func buildMCPEcho(t *testing.T, path string) {
+// newMCPEchoRig is a Telegram rig with the real claude CLI whose agent's
+// workspace (returned) holds the stdio MCP server testdata/mcpecho, built
+// at tools/mcpecho (the server's path, returned).
+func newMCPEchoRig(t *testing.T) (rig *tgClaude, ws, server string) {
 	t.Helper()
-	if out, err := exec.Command("go", "build", "-o", path, "./testdata/mcpecho").CombinedOutput(); err != nil {
+	rig = newTgClaude(t)
+	ws = filepath.Join(rig.dir, "workspace")
+	server = filepath.Join(ws, "tools", "mcpecho")
+	if out, err := exec.Command("go", "build", "-o", server, "./testdata/mcpecho").CombinedOutput(); err != nil {
 		t.Fatalf("build the MCP server: %v\n%s", err, out)
 	}
+	return rig, ws, server
 }

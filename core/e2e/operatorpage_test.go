@@ -180,12 +180,7 @@ func TestOperatorsPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.post("stranger", "hello")
-	reply := d.nextSend("chat-stranger")
-	i := strings.Index(reply, "code is ")
-	if i < 0 {
-		t.Fatalf("no pairing code in %q", reply)
-	}
-	code := strings.Fields(reply[i+len("code is "):])[0]
+	code := pairingCode(t, d.nextSend("chat-stranger"))
 	sel := `form[action="/pairing/approve"]:has(input[value="` + code + `"]) button`
 	if err := b.WaitJS(`document.querySelector('` + sel + `')`); err != nil {
 		t.Fatalf("no Approve button for %s: %v", code, err)

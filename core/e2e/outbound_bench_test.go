@@ -154,28 +154,51 @@ func outRound(b *testing.B, claude string, storage ...Attrs) outResult {
 			b.Fatal(err)
 		}
 	}
-	claudeAt := map[string]map[string]int64{} // mark → event → ns
-	for _, ev := range runEvents(runLog) {
+	for _, s := range turnSpans(b, srv, runEvents(runLog), updates, "turn") {
+		res.in, res.out, res.inOut = append(res.in, s.in()), append(res.out, s.out()), append(res.inOut, s.in()+s.out())
+	}
+	return res
+}
+
+// turnSpan is one turn's times (ns): its update handed out to the plugin,
+// the fake claude's start and result, and the reply's sendMessage.
+type turnSpan struct {
+	mark                        string
+	handed, start, result, sent int64
+}
+
+// in is the time from the update handed out to claude's start.
+func (s turnSpan) in() time.Duration { return time.Duration(s.start - s.handed) }
+
+// out is the time from claude's result to the reply's send.
+func (s turnSpan) out() time.Duration { return time.Duration(s.sent - s.result) }
+
+// turnSpans returns the span of each turn of updates (its mark → its
+// update's id) from the fake claude's run events and the fake Bot API's
+// requests; a missing time fails b (what names the turns).
+func turnSpans(b *testing.B, srv *telegramtest.Server, events []fakeclaude.RunEvent, updates map[string]int, what string) []turnSpan {
+	b.Helper()
+	at := map[string]map[string]int64{} // mark → event → ns
+	for _, ev := range events {
 		if len(ev.Marks) > 0 {
-			if claudeAt[ev.Marks[0]] == nil {
-				claudeAt[ev.Marks[0]] = map[string]int64{}
+			if at[ev.Marks[0]] == nil {
+				at[ev.Marks[0]] = map[string]int64{}
 			}
-			claudeAt[ev.Marks[0]][ev.Event] = ev.At
+			at[ev.Marks[0]][ev.Event] = ev.At
 		}
 	}
 	sends := srv.Requests("sendMessage")
+	var out []turnSpan
 	for mark, id := range updates {
 		handed := srv.HandedOut(id)
-		start, result := claudeAt[mark]["start"], claudeAt[mark]["result"]
+		start, result := at[mark]["start"], at[mark]["result"]
 		i := slices.IndexFunc(sends, func(r telegramtest.Request) bool { return strings.Contains(r.Params.Get("text"), mark) })
 		if handed.IsZero() || start == 0 || result == 0 || i < 0 {
-			b.Fatalf("turn %s: handed out %v, claude start %d, result %d, send %d: a timestamp is missing", mark, handed, start, result, i)
+			b.Fatalf("%s %s: handed out %v, claude start %d, result %d, send %d: a timestamp is missing", what, mark, handed, start, result, i)
 		}
-		in := time.Duration(start - handed.UnixNano())
-		out := time.Duration(sends[i].Time.UnixNano() - result)
-		res.in, res.out, res.inOut = append(res.in, in), append(res.out, out), append(res.inOut, in+out)
+		out = append(out, turnSpan{mark: mark, handed: handed.UnixNano(), start: start, result: result, sent: sends[i].Time.UnixNano()})
 	}
-	return res
+	return out
 }
 
 // outTurn sends one message marked mark (and directives, for the fake

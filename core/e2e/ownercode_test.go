@@ -24,7 +24,7 @@ func TestOwnerCodeAtFirstStart(t *testing.T) {
 	cfg := h.Write(t)
 	d := Launch(t, cfg)
 	d.addrFile = filepath.Join(dir, "lo.addr")
-	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+	d.waitServing()
 	codeRE := regexp.MustCompile(`no owner yet: .*message="/owner ([A-Z0-9]{8})"`)
 	d.waitFor(func() bool { return codeRE.MatchString(d.Log()) }, "the owner code in the log")
 	code := codeRE.FindStringSubmatch(d.Log())[1]
@@ -38,7 +38,7 @@ func TestOwnerCodeAtFirstStart(t *testing.T) {
 	if n := len(codeRE.FindAllString(d.Log(), -1)); n != 0 {
 		t.Fatalf("a restart with a pending code made a new one (%d in this start's log)", n)
 	}
-	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+	d.waitServing()
 
 	d.post("u9", "/owner "+code)
 	if got := d.nextSend("chat-u9"); !strings.Contains(strings.ToLower(got), "owner") {

@@ -44,19 +44,25 @@ func TestStatusPageActions(t *testing.T) {
 			t.Fatalf("click %s: %v", form, err)
 		}
 	}
+	// press reloads the page, clicks the button of form (it must be
+	// there) and waits until the page is back at / without it.
+	press := func(form string) {
+		t.Helper()
+		reload()
+		if err := b.WaitJS(`document.querySelector('form[action="` + form + `"]')`); err != nil {
+			t.Fatal(err)
+		}
+		click(form)
+		if err := b.WaitJS(`location.pathname == "/" && !document.querySelector('form[action="` + form + `"]')`); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// Approve a pairing: the sender is told and their held message is
 	// answered.
 	d.post("friend", "hello there")
 	d.nextSend("chat-friend") // the code
-	reload()
-	if err := b.WaitJS(`document.querySelector('form[action="/pairing/approve"]')`); err != nil {
-		t.Fatal(err)
-	}
-	click("/pairing/approve")
-	if err := b.WaitJS(`location.pathname == "/" && !document.querySelector('form[action="/pairing/approve"]')`); err != nil {
-		t.Fatal(err)
-	}
+	press("/pairing/approve")
 	for seen := ""; !strings.Contains(seen, "hello there"); {
 		seen += d.nextSend("chat-friend") + "\n"
 	}
@@ -68,14 +74,7 @@ func TestStatusPageActions(t *testing.T) {
 	// Deny a pairing.
 	d.post("stranger", "let me in")
 	d.nextSend("chat-stranger")
-	reload()
-	if err := b.WaitJS(`document.querySelector('form[action="/pairing/deny"]')`); err != nil {
-		t.Fatal(err)
-	}
-	click("/pairing/deny")
-	if err := b.WaitJS(`location.pathname == "/" && !document.querySelector('form[action="/pairing/deny"]')`); err != nil {
-		t.Fatal(err)
-	}
+	press("/pairing/deny")
 	var out, errb bytes.Buffer
 	if rc := run([]string{"pairing", "list", "-config", cfg}, &out, &errb); rc != 0 || strings.Contains(out.String(), "lo:stranger") {
 		t.Errorf("after Deny: pairing list %d\n%s%s", rc, out.String(), errb.String())
@@ -89,14 +88,7 @@ func TestStatusPageActions(t *testing.T) {
 	}
 	d.post("owner", "think long #sleep=20s")
 	d.waitFor(func() bool { return typingSeen(d) }, "the turn to start")
-	reload()
-	if err := b.WaitJS(`document.querySelector('form[action="/sessions/stop"]')`); err != nil {
-		t.Fatal(err)
-	}
-	click("/sessions/stop")
-	if err := b.WaitJS(`location.pathname == "/" && !document.querySelector('form[action="/sessions/stop"]')`); err != nil {
-		t.Fatal(err)
-	}
+	press("/sessions/stop")
 	for _, r := range d.sent(2 * time.Second) {
 		d.after = r.Seq
 		if r.Op == "send" && r.ChatID == "chat-owner" && strings.Contains(r.Text, "think long") {

@@ -333,30 +333,29 @@ func TestPythonPluginEndToEnd(t *testing.T) {
 	d.waitFor(func() bool { _, err := os.Stat(d.addrFile); return err == nil }, "the Python plugin's address file")
 	pid := pythonPID(d)
 
-	d.post("u1", "hello python")
-	if got := d.nextSend("chat-u1"); !strings.HasPrefix(got, "echo: ") || !strings.Contains(got, "hello python") {
-		t.Errorf("reply %q: want the agent's echo through the Python channel", got)
-	}
-	// Its message_received hook: a blocked word drops the message with
-	// the plugin's reason; :shrug: reaches the agent written out.
-	d.post("u1", "my password is hunter2")
-	if got := d.nextSend("chat-u1"); got != "Messages with 'password' are not passed to the agent." {
-		t.Errorf("a blocked word: got %q, want the hook's reason", got)
-	}
-	d.post("u1", "well :shrug:")
-	// (The agent's echo is markdown: the shrug's backslash escapes the
-	// underscore when the reply is rendered.)
-	if got := d.nextSend("chat-u1"); !strings.Contains(got, "well ¯") || !strings.Contains(got, "(ツ)_/¯") {
-		t.Errorf("the hook's rewrite did not reach the agent: %q", got)
-	}
-	d.post("u1", "/echo über 🐍")
-	if got := d.nextSend("chat-u1"); got != "über 🐍" {
-		t.Errorf("/echo: got %q", got)
-	}
-
-	d.post("u1", "/echo")
-	if got := d.nextSend("chat-u1"); got != "usage: /echo TEXT" {
-		t.Errorf("/echo without text: got %q, want the plugin's invalid_request message", got)
+	is := func(want string) func(string) bool { return func(got string) bool { return got == want } }
+	for _, ex := range []struct {
+		send, what string
+		ok         func(got string) bool
+	}{
+		{"hello python", "want the agent's echo through the Python channel", func(got string) bool {
+			return strings.HasPrefix(got, "echo: ") && strings.Contains(got, "hello python")
+		}},
+		// Its message_received hook: a blocked word drops the message
+		// with the plugin's reason; :shrug: reaches the agent written out.
+		{"my password is hunter2", "a blocked word: want the hook's reason", is("Messages with 'password' are not passed to the agent.")},
+		// (The agent's echo is markdown: the shrug's backslash escapes the
+		// underscore when the reply is rendered.)
+		{"well :shrug:", "the hook's rewrite did not reach the agent", func(got string) bool {
+			return strings.Contains(got, "well ¯") && strings.Contains(got, "(ツ)_/¯")
+		}},
+		{"/echo über 🐍", "/echo", is("über 🐍")},
+		{"/echo", "/echo without text: want the plugin's invalid_request message", is("usage: /echo TEXT")},
+	} {
+		d.post("u1", ex.send)
+		if got := d.nextSend("chat-u1"); !ex.ok(got) {
+			t.Errorf("%q: %s; got %q", ex.send, ex.what, got)
+		}
 	}
 
 	// A changed config block restarts the instance.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -151,23 +150,14 @@ func TestPluginToolApprovedAlways(t *testing.T) {
 		t.Fatalf("no Always button under the question: %+v", q.Keyboard)
 	}
 	tgWaitMessage(t, srv, tgAlice, "First answer.")
-	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-	defer cancel()
-	r, err := fake.WaitDone(ctx, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res := r.LastUserText(); !strings.Contains(res, "chat tg:1001 (direct), sender 1001 (Alice), agent main") {
+	if res := apiRequest(t, fake, 2).LastUserText(); !strings.Contains(res, "chat tg:1001 (direct), sender 1001 (Alice), agent main") {
 		t.Errorf("the approved call's result: %q", res)
 	}
 
 	fake.Enqueue(whoamiTool("whoami", map[string]any{}), anthropictest.Reply{Text: "Second answer."})
 	srv.PushText(chat, alice, "and again?")
 	tgWaitMessage(t, srv, tgAlice, "Second answer.")
-	if r, err = fake.WaitDone(ctx, 4); err != nil {
-		t.Fatal(err)
-	}
-	if res := r.LastUserText(); !strings.Contains(res, "chat tg:1001 (direct)") {
+	if res := apiRequest(t, fake, 4).LastUserText(); !strings.Contains(res, "chat tg:1001 (direct)") {
 		t.Errorf("the second call's result: %q", res)
 	}
 	// Questions, counted as sent (an answered one is edited to its outcome).
@@ -206,13 +196,7 @@ func TestKill9ToolSideEffectOnce(t *testing.T) {
 	// the kill comes while claude waits for it.
 	fake.Enqueue(note, anthropictest.Reply{Text: "never sent", HeaderDelay: 10 * time.Minute})
 	srv.PushText(telegramtest.PrivateChat(tgAlice), tgUser(tgAlice, "Alice"), "note: buy milk")
-	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-	defer cancel()
-	r, err := fake.WaitRequest(ctx, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res := r.LastUserText(); !strings.Contains(res, "noted: buy milk") {
+	if res := apiRequestStarted(t, fake, 2).LastUserText(); !strings.Contains(res, "noted: buy milk") {
 		t.Fatalf("the tool's result before the kill: %q", res)
 	}
 	_ = d.cmd.Process.Kill()
@@ -226,8 +210,8 @@ func TestKill9ToolSideEffectOnce(t *testing.T) {
 	if n := tgCount(srv, tgAlice, "Noted it once."); n != 1 {
 		t.Errorf("the reply was delivered %d times, want once", n)
 	}
-	if r, err := fake.WaitDone(ctx, 4); err != nil || !strings.Contains(r.LastUserText(), "noted: buy milk") {
-		t.Errorf("the re-run's tool result: %v", err)
+	if res := apiRequest(t, fake, 4).LastUserText(); !strings.Contains(res, "noted: buy milk") {
+		t.Errorf("the re-run's tool result: %q", res)
 	}
 	b, err := os.ReadFile(filepath.Join(ws, "notes.txt"))
 	if err != nil {

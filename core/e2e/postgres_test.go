@@ -31,13 +31,6 @@ func startHost(t *testing.T, url, id string, mods ...func(*Host)) *daemon {
 	return startAdminHost(t, url, id, "", mods...)
 }
 
-// waitServing waits until the host's loopback channel listens (it holds
-// the channel lease).
-func (d *daemon) waitServing() {
-	d.t.Helper()
-	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
-}
-
 // TestHostsShareAJournal: two hosts on one database. h1 serves the
 // loopback channel (h2 keeps it in standby: one holder per channel
 // lease). While h1 runs a turn, h2 (which adopts what dead hosts leave,
@@ -77,20 +70,9 @@ func TestHostsShareAJournal(t *testing.T) {
 	h2.waitServing()
 	t.Logf("h2 serves the channel %s after h1's kill -9", time.Since(killed).Round(time.Millisecond))
 
-	var got []string
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, r := range h2.sent(time.Second) {
-			h2.after = r.Seq
-			if r.Op == "send" && r.ChatID == "chat-u1" {
-				if len(got) == 0 {
-					t.Logf("h2 answered %s after h1's kill -9", time.Since(killed).Round(time.Millisecond))
-					deadline = time.Now().Add(3 * time.Second)
-				}
-				got = append(got, r.Text)
-			}
-		}
-	}
+	got := h2.sendsTo("chat-u1", time.Now().Add(20*time.Second), nil, func() {
+		t.Logf("h2 answered %s after h1's kill -9", time.Since(killed).Round(time.Millisecond))
+	})
 	if len(got) != 1 || !strings.Contains(got[0], "one host at a time") {
 		t.Fatalf("h2's sends to the chat after h1 died: %q; want the reply once", got)
 	}
@@ -138,19 +120,7 @@ func TestPostgresStorage(t *testing.T) {
 	_ = d.cmd.Process.Kill()
 	_ = d.cmd.Wait()
 	d.restart()
-	var got []string
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, r := range d.sent(time.Second) {
-			d.after = r.Seq
-			if r.Op == "send" && r.ChatID == "chat-u1" {
-				if len(got) == 0 {
-					deadline = time.Now().Add(3 * time.Second) // then watch for a second copy
-				}
-				got = append(got, r.Text)
-			}
-		}
-	}
+	got := d.sendsTo("chat-u1", time.Now().Add(30*time.Second), nil, nil)
 	if len(got) != 1 || !strings.Contains(got[0], "survive this") {
 		t.Fatalf("after kill -9 and restart, sends to the chat: %q; want the reply once", got)
 	}

@@ -36,17 +36,7 @@ func TestReloadReachesWarmClaude(t *testing.T) {
 	}
 	warm := h.claudePIDs()
 
-	b, err := os.ReadFile(h.cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited := strings.Replace(string(b), `"claude-one"`, `"claude-two"`, 1)
-	if edited == string(b) {
-		t.Fatal("the edit changed nothing")
-	}
-	if err := os.WriteFile(h.cfgPath, []byte(edited), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editFile(t, h.cfgPath, `"claude-one"`, `"claude-two"`)
 	if err := os.WriteFile(filepath.Join(h.dir, "clawhost.env"), []byte("BOT_PROMPT=Answer like a pirate.\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

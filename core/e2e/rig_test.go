@@ -2,8 +2,12 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
@@ -100,11 +104,73 @@ func launchOn(t *testing.T, h Host, p platform, mods ...func(*Host)) *Daemon {
 // apiRequest waits for the fake API's n-th request (1-based) to finish.
 func apiRequest(t *testing.T, fake *anthropictest.Server, n int) *anthropictest.Request {
 	t.Helper()
+	var r *anthropictest.Request
+	bounded(t, fmt.Sprintf("request %d", n), func(ctx context.Context) (err error) { r, err = fake.WaitDone(ctx, n); return err })
+	return r
+}
+
+// apiRequestStarted waits for the fake API's n-th request (1-based) to
+// arrive (its answer may still be on its way).
+func apiRequestStarted(t *testing.T, fake *anthropictest.Server, n int) *anthropictest.Request {
+	t.Helper()
+	var r *anthropictest.Request
+	bounded(t, fmt.Sprintf("request %d to arrive", n), func(ctx context.Context) (err error) { r, err = fake.WaitRequest(ctx, n); return err })
+	return r
+}
+
+// bounded runs wait with a context bounded as the e2e waits are (tgWait)
+// and fails the test with what and wait's error.
+func bounded(t *testing.T, what string, wait func(ctx context.Context) error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
 	defer cancel()
-	r, err := fake.WaitDone(ctx, n)
-	if err != nil {
-		t.Fatalf("request %d: %v", n, err)
+	if err := wait(ctx); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
-	return r
+}
+
+// onceInOrder checks that text shows each of the n marks format makes of
+// 1..n exactly once, in that order.
+func onceInOrder(t *testing.T, text, format string, n int) {
+	t.Helper()
+	last := -1
+	for i := 1; i <= n; i++ {
+		m := fmt.Sprintf(format, i)
+		if c := strings.Count(text, m); c != 1 {
+			t.Errorf("%q shown %d times", m, c)
+		}
+		at := strings.Index(text, m)
+		if at < last {
+			t.Errorf("%q out of order", m)
+		}
+		last = at
+	}
+}
+
+// showing returns the first of msgs whose text shows all of wants.
+func showing[M any](msgs []M, text func(M) string, wants []string) (M, bool) {
+	for _, m := range msgs {
+		if !slices.ContainsFunc(wants, func(w string) bool { return !strings.Contains(text(m), w) }) {
+			return m, true
+		}
+	}
+	var none M
+	return none, false
+}
+
+// editFile replaces the first old in the file at path with new (the file
+// then 0600); it fails the test when the file has no old.
+func editFile(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(b), old, new, 1)
+	if edited == string(b) {
+		t.Fatalf("%s has no %s to edit:\n%s", path, old, b)
+	}
+	if err := os.WriteFile(path, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -29,7 +29,7 @@ func TestScheduleAndHeartbeat(t *testing.T) {
 	cfg := h.Write(t)
 	d := Launch(t, cfg)
 	d.addrFile = filepath.Join(dir, "lo.addr")
-	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+	d.waitServing()
 	// The new workspace's HEARTBEAT.md asks for nothing: no turn runs.
 	d.waitFor(func() bool {
 		return strings.Contains(d.log.String(), "heartbeat skipped: HEARTBEAT.md asks for nothing")

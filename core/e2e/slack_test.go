@@ -48,13 +48,22 @@ type slEnv struct {
 	ws      string
 }
 
+// chatApprovals is a host modifier: the agent's tool questions go to the
+// chat, unanswered after timeout, and its tools run unsandboxed (they
+// touch files outside the workspace).
+func chatApprovals(timeout string) func(*Host) {
+	return func(h *Host) {
+		h.Agent.Attrs["approvals"] = "chat"
+		h.Agent.Attrs["approval_timeout"] = timeout
+		h.Agent.Attrs["sandbox"] = "off"
+	}
+}
+
 // startSlackDaemon starts the fake Slack and a clawhost on it with the real
 // claude CLI, and returns once the socket is up.
 func startSlackDaemon(t *testing.T, mods ...func(*Host)) *slEnv {
 	t.Helper()
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, ws := realClaudeIn(t, fake)
+	fake, mod, ws := realClaudeIn(t)
 	srv := slacktest.NewServer(slBotToken, slAppToken)
 	e := &slEnv{srv: srv, fake: fake, ws: ws}
 	e.dm = srv.AddDM(slAlice).ID
@@ -77,11 +86,7 @@ func startSlackDaemon(t *testing.T, mods ...func(*Host)) *slEnv {
 // connected waits for the n-th Socket Mode connection.
 func (e *slEnv) connected(t *testing.T, n int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-	defer cancel()
-	if err := e.srv.WaitConnected(ctx, n); err != nil {
-		t.Fatal(err)
-	}
+	bounded(t, "the Socket Mode connection", func(ctx context.Context) error { return e.srv.WaitConnected(ctx, n) })
 }
 
 func slRequestLog(srv *slacktest.Server) string {
@@ -104,17 +109,9 @@ func (e *slEnv) waitMessage(t *testing.T, channel, thread string, wants ...strin
 	ctx, cancel := context.WithTimeout(context.Background(), tgWait)
 	defer cancel()
 	err := e.srv.Wait(ctx, fmt.Sprintf("a message in %s showing %q", channel, wants), func() bool {
-		for _, m := range e.srv.BotMessages(channel, thread) {
-			ok := true
-			for _, w := range wants {
-				ok = ok && strings.Contains(m.Text, w)
-			}
-			if ok {
-				found = m
-				return true
-			}
-		}
-		return false
+		var ok bool
+		found, ok = showing(e.srv.BotMessages(channel, thread), func(m slacktest.Message) string { return m.Text }, wants)
+		return ok
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -265,11 +262,7 @@ func slButton(t *testing.T, m slacktest.Message, label string) string {
 func TestSlackCardAndApproval(t *testing.T) {
 	t.Parallel()
 	outside := t.TempDir()
-	e := startSlackDaemon(t, func(h *Host) {
-		h.Agent.Attrs["approvals"] = "chat"
-		h.Agent.Attrs["approval_timeout"] = "30s"
-		h.Agent.Attrs["sandbox"] = "off"
-	})
+	e := startSlackDaemon(t, chatApprovals("30s"))
 	e.fake.Enqueue(anthropictest.Reply{Text: "The slow answer.", HeaderDelay: 7 * time.Second})
 	e.srv.Post(slacktest.Message{Channel: e.dm, User: slAlice.ID, Text: "think hard"})
 	card := e.waitMessage(t, e.dm, "", "Working")
@@ -352,14 +345,7 @@ func TestSlackReconnectAndKill(t *testing.T) {
 }
 
 // slPluginPID is the clawhost-slack child of the daemon other than not.
-func slPluginPID(d *daemon, not int) int {
-	for _, p := range children(d.cmd.Process.Pid) {
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); p != not && strings.Contains(exe, "clawhost-slack") && alive(p) {
-			return p
-		}
-	}
-	return 0
-}
+func slPluginPID(d *daemon, not int) int { return pluginPID(d, "clawhost-slack", not) }
 
 // TestSlackInvalidAuth: a bot token Slack rejects shows as needs_attention
 // in clawhost status, with what to do.
@@ -425,8 +411,7 @@ func TestInitSlackInTerminal(t *testing.T) {
 	e := newInitEnv(t)
 	srv := slacktest.NewServer(slBotToken, slAppToken)
 	t.Cleanup(srv.Close)
-	args := append(e.initArgs(t), "-set", "slack.api_endpoint="+srv.Endpoint())
-	term := startTmux(t, e.environ(), append([]string{filepath.Join(binDir(t), "clawhost"), "init"}, args...))
+	term := e.startInit(t, "-set", "slack.api_endpoint="+srv.Endpoint())
 	scr := term.waitFor("Channels to set up", 0)
 	// What the plugin directory holds: init's own channels in its order,
 	// then the other channel plugins sorted, Slack among them; no plugin
@@ -441,30 +426,21 @@ func TestInitSlackInTerminal(t *testing.T) {
 		t.Errorf("init offers %q:\n%s", offered, scr)
 	}
 	term.send("slack")
-	term.waitFor("From an app manifest", 0)
-	term.waitFor("- chat:write", 0)
-	term.waitFor("bot_token", 0)
-	term.send("xoxb-wrong")
-	term.waitFor("app_token", 0)
-	term.send(slAppToken)
-	term.waitFor("signing_secret", 0)
-	term.send("")
-	term.waitFor("invalid_auth", 0)
-	term.waitFor("bot_token", 1)
-	term.send(slBotToken)
-	term.waitFor("app_token", 1)
-	term.send(slAppToken)
-	term.waitFor("signing_secret", 1)
-	term.send("")
-	term.waitFor("✓ slack: the bot @clawbot", 0)
-	term.waitFor("Workspace of the agent", 0)
-	term.send("")
-	term.waitFor("Choose 1, 2 or 3", 0)
-	term.send("3")
-	scr = term.waitFor("INIT-EXIT=", 0)
-	if !strings.Contains(scr, "INIT-EXIT=0") {
-		t.Fatalf("init failed:\n%s", scr)
-	}
+	term.dialog(
+		see("From an app manifest"),
+		see("- chat:write"),
+		ask("bot_token", "xoxb-wrong"),
+		ask("app_token", slAppToken),
+		ask("signing_secret", ""),
+		see("invalid_auth"),
+		askAgain("bot_token", 1, slBotToken),
+		askAgain("app_token", 1, slAppToken),
+		askAgain("signing_secret", 1, ""),
+		see("✓ slack: the bot @clawbot"),
+		ask("Workspace of the agent", ""),
+		ask("Choose 1, 2 or 3", "3"),
+	)
+	scr = term.exited()
 	if strings.Contains(scr, slBotToken) || strings.Contains(scr, slAppToken) {
 		t.Errorf("a token was echoed:\n%s", scr)
 	}

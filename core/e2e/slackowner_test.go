@@ -16,11 +16,7 @@ import (
 func TestSlackOwnerApprovesFromDM(t *testing.T) {
 	t.Parallel()
 	outside := t.TempDir()
-	e := startSlackDaemon(t, func(h *Host) {
-		h.Agent.Attrs["approvals"] = "chat"
-		h.Agent.Attrs["approval_timeout"] = "2m"
-		h.Agent.Attrs["sandbox"] = "off"
-	})
+	e := startSlackDaemon(t, chatApprovals("2m"))
 	target := filepath.Join(outside, "allowed")
 	e.fake.Enqueue(anthropictest.Reply{Text: "On it.", ToolUse: &anthropictest.ToolUse{Name: "Bash",
 		Input: map[string]any{"command": "touch " + target, "description": "create a file"}}},

@@ -127,17 +127,9 @@ func tgWaitMessage(t *testing.T, srv *telegramtest.Server, chat int64, wants ...
 	t.Helper()
 	var found tgMessage
 	sdktest.WaitFor(t, fmt.Sprintf("a message in chat %d showing %q", chat, wants), func() bool {
-		for _, m := range tgChat(srv, chat) {
-			ok := true
-			for _, w := range wants {
-				ok = ok && strings.Contains(m.Visible, w)
-			}
-			if ok {
-				found = m
-				return true
-			}
-		}
-		return false
+		var ok bool
+		found, ok = showing(tgChat(srv, chat), func(m tgMessage) string { return m.Visible }, wants)
+		return ok
 	})
 	return found
 }
@@ -302,18 +294,7 @@ func TestTelegramChannel(t *testing.T) {
 		if n := telegramtest.UTF16Len(text); n < 5000 {
 			t.Errorf("the chat shows %d UTF-16 units of the reply, want ~5.5k", n)
 		}
-		last := -1
-		for i := 1; i <= 6; i++ {
-			b := fmt.Sprintf("block %d:", i)
-			if c := strings.Count(text, b); c != 1 {
-				t.Errorf("%q shown %d times", b, c)
-			}
-			at := strings.Index(text, b)
-			if at < last {
-				t.Errorf("%q out of order", b)
-			}
-			last = at
-		}
+		onceInOrder(t, text, "block %d:", 6)
 		// No request was refused (too long or otherwise).
 		if got, want := len(tgRequestsTo(srv, "sendMessage", chat))+len(tgRequestsTo(srv, "editMessageText", chat)), len(tgSentTo(srv, chat)); got != want {
 			t.Errorf("%d send/edit requests but %d accepted", got, want)
@@ -390,18 +371,7 @@ func TestTelegramStreamedBlocks(t *testing.T) {
 		}
 		text.WriteString(m.Visible + "\n")
 	}
-	last := -1
-	for i := 1; i <= 6; i++ {
-		b := fmt.Sprintf("block %d:", i)
-		if c := strings.Count(text.String(), b); c != 1 {
-			t.Errorf("%q shown %d times", b, c)
-		}
-		at := strings.Index(text.String(), b)
-		if at < last {
-			t.Errorf("%q out of order", b)
-		}
-		last = at
-	}
+	onceInOrder(t, text.String(), "block %d:", 6)
 }
 
 func tgSizes(msgs []tgMessage) []int {
@@ -434,14 +404,7 @@ func tgSentTo(srv *telegramtest.Server, chat string) []telegramtest.Sent {
 
 // tgPluginPID returns the pid of the running clawhost-telegram process
 // other than not (0 for none).
-func tgPluginPID(d *daemon, not int) int {
-	for _, p := range children(d.cmd.Process.Pid) {
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); p != not && strings.Contains(exe, "clawhost-telegram") && alive(p) {
-			return p
-		}
-	}
-	return 0
-}
+func tgPluginPID(d *daemon, not int) int { return pluginPID(d, "clawhost-telegram", not) }
 
 // tgPollParked waits until the plugin is parked in a long poll that has
 // passed the fake's failure script: every update is confirmed and the last

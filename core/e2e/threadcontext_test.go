@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/core/envelope"
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/plugins/slack/slacktest"
@@ -62,11 +61,7 @@ func TestSlackThreadContext(t *testing.T) {
 // id) and the thread's earlier messages; a later turn does not.
 func TestDiscordThreadContext(t *testing.T) {
 	t.Parallel()
-	fake := anthropictest.New()
-	t.Cleanup(fake.Close)
-	mod, _ := realClaudeIn(t, fake)
-	e := startDiscordDaemon(t, true, nil, mod)
-	e.live(t, 1)
+	fake, e, _ := discordWithRealClaude(t)
 	e.srv.Seed(discordtest.Message{ID: e.thread.ID, ChannelID: e.general.ID, Author: dcBob, Content: "STARTERPOST should we ship friday"})
 	e.srv.Seed(discordtest.Message{ChannelID: e.thread.ID, Author: dcCarol, Content: "EARLIERREPLY not before the tests pass"})
 	mention := "<@" + discordtest.BotID + "> "

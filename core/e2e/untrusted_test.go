@@ -64,22 +64,8 @@ func TestUntrustedInputPlugin(t *testing.T) {
 			// In its data directory: the one place of the host it sees either way.
 			script := filepath.Join(pluginDir, "transcribe.sh")
 			sdktest.WriteExecutable(t, script, []byte(untrustedScript), 0o700)
-			d := Start(t, Host{
-				Dir:      dir,
-				Access:   Attrs{"dm_policy": "allowlist", "allow_from": []string{"lo:u1"}},
-				Messages: Attrs{"hook_timeout": "20s"},
-				Plugins: []Plugin{
-					{Name: "lo", Source: "loopback", Config: Attrs{"addr_file": filepath.Join(dir, "lo.addr")}},
-					{Name: "transcribe", Source: "transcribe-hook", Attrs: Attrs{"untrusted_input": tt.untrusted},
-						Config: Attrs{"command": []string{script, "{file}"}, "timeout": "10s",
-							"env": map[string]string{"CANARY_DATA": dataCanary, "CANARY_HOME": homeCanary, "ESCAPE": escape}}},
-				},
-			})
-			d.addrFile = filepath.Join(dir, "lo.addr")
-			d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
-			postInbound(t, d.addr(), map[string]any{"chat_id": "chat-u1", "sender_id": "u1", "text": "",
-				"media": []map[string]string{{"kind": "voice", "ref": "data:please book a table", "mime": "audio/ogg", "filename": "note.ogg"}}})
-			reply := d.nextSend("chat-u1")
+			reply := transcribeVoiceNote(t, dir, script, Attrs{"untrusted_input": tt.untrusted},
+				map[string]string{"CANARY_DATA": dataCanary, "CANARY_HOME": homeCanary, "ESCAPE": escape}, "please book a table")
 			if !strings.Contains(reply, tt.want) {
 				t.Fatalf("the hook's transcript in the prompt: %q, want %q", reply, tt.want)
 			}

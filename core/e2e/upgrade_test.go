@@ -37,7 +37,7 @@ func TestUpgradeKeepsConversations(t *testing.T) {
 	const claudeSession = "1aff9ccf-17d4-458a-ab69-38101963bee1" // the fixture's
 	d := Launch(t, writeConfig(t, dir, false))
 	d.addrFile = filepath.Join(dir, "lo.addr")
-	d.waitFor(func() bool { b, err := os.ReadFile(d.addrFile); return err == nil && len(b) > 0 }, "loopback address file")
+	d.waitServing()
 	// Every reply is awaited as an event (bounded by the test's deadline,
 	// not a time a fast machine needs); the session answers in order, so
 	// anything sent twice comes before the answer to the message posted

@@ -108,6 +108,27 @@ func voicePlugin(t *testing.T, dir string) (p Plugin, ttsCalls, fail string) {
 		Config: Attrs{"stt_command": []string{stt, "{wav}"}, "tts_command": []string{tts, "{out}"}, "stt_timeout": "20s", "tts_timeout": "20s"}}, ttsCalls, fail
 }
 
+// withVoice needs the voice tools and returns a host modifier that makes
+// the agent the real claude CLI against a new fake API (it echoes) and adds
+// the voice plugin (voicePlugin); calls, if not nil, is set to the
+// engine's call log.
+func withVoice(t *testing.T, calls *string) func(*Host) {
+	t.Helper()
+	needVoiceTools(t)
+	bin := clClaudeBin(t)
+	api := anthropictest.New()
+	t.Cleanup(api.Close)
+	return func(h *Host) {
+		h.Agent = RealClaude(bin, filepath.Join(h.Dir, "home"), api.URL(), Attrs{"workspace": filepath.Join(h.Dir, "workspace"), "timeout": "60s"})
+		h.Messages = Attrs{"streaming": "off", "turn_card": "off", "hook_timeout": "40s"}
+		voice, log, _ := voicePlugin(t, h.Dir)
+		if calls != nil {
+			*calls = log
+		}
+		h.Plugins = append(h.Plugins, voice)
+	}
+}
+
 func startVoiceHost(t *testing.T) *voiceHost {
 	t.Helper()
 	needVoiceTools(t)
@@ -318,18 +339,8 @@ func TestPluginTestVoice(t *testing.T) {
 // whose audio decodes as Opus.
 func TestVoiceWhatsApp(t *testing.T) {
 	t.Parallel()
-	needVoiceTools(t)
-	bin := clClaudeBin(t)
-	api := anthropictest.New()
-	t.Cleanup(api.Close)
 	var calls string
-	e := startWhatsAppDaemon(t, false, func(h *Host) {
-		h.Agent = RealClaude(bin, filepath.Join(h.Dir, "home"), api.URL(), Attrs{"workspace": filepath.Join(h.Dir, "workspace"), "timeout": "60s"})
-		h.Messages = Attrs{"streaming": "off", "turn_card": "off", "hook_timeout": "40s"}
-		var voice Plugin
-		voice, calls, _ = voicePlugin(t, h.Dir)
-		h.Plugins = append(h.Plugins, voice)
-	})
+	e := startWhatsAppDaemon(t, false, withVoice(t, &calls))
 	e.link(t, "")
 	ann := e.contact(t, waAnn)
 	ctx := waCtx(t)
@@ -377,16 +388,7 @@ func TestVoiceWhatsApp(t *testing.T) {
 // ffprobe decodes.
 func TestVoiceDiscord(t *testing.T) {
 	t.Parallel()
-	needVoiceTools(t)
-	bin := clClaudeBin(t)
-	api := anthropictest.New()
-	t.Cleanup(api.Close)
-	e := startDiscordDaemon(t, true, nil, func(h *Host) {
-		h.Agent = RealClaude(bin, filepath.Join(h.Dir, "home"), api.URL(), Attrs{"workspace": filepath.Join(h.Dir, "workspace"), "timeout": "60s"})
-		h.Messages = Attrs{"streaming": "off", "turn_card": "off", "hook_timeout": "40s"}
-		voice, _, _ := voicePlugin(t, h.Dir)
-		h.Plugins = append(h.Plugins, voice)
-	})
+	e := startDiscordDaemon(t, true, nil, withVoice(t, nil))
 	e.live(t, 1)
 	ogg := makeVoiceNote(t, "please book a table for two")
 	at := e.srv.AddFile("voice-message.ogg", "audio/ogg", ogg)

@@ -294,13 +294,8 @@ func TestWebchatBrowser(t *testing.T) {
 	}
 	var restarted int
 	sdktest.WaitFor(t, "the host to restart the webchat plugin", func() bool {
-		for _, p := range children(d.cmd.Process.Pid) {
-			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); p != old && strings.Contains(exe, "clawhost-webchat") && alive(p) {
-				restarted = p
-				return true
-			}
-		}
-		return false
+		restarted = pluginPID(d, "clawhost-webchat", old)
+		return restarted != 0
 	})
 	t.Logf("webchat plugin pid %d killed, restarted as %d", old, restarted)
 	sdktest.WaitFor(t, "the page to go offline and reconnect", func() error {

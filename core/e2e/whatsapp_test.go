@@ -208,9 +208,12 @@ func (e *waEnv) contact(t *testing.T, o whatsapptest.ContactOptions) *whatsappte
 
 // sentTo returns the bot's messages to a chat, in order; a chat is named
 // by any of its JIDs (a contact's phone number and LID, a group).
-func (e *waEnv) sentTo(chat ...types.JID) []whatsapptest.SentMessage {
+func (e *waEnv) sentTo(chat ...types.JID) []whatsapptest.SentMessage { return waSentTo(e.srv, chat...) }
+
+// waSentTo returns the bot's messages to chat, named by any of its JIDs.
+func waSentTo(srv *whatsapptest.Server, chat ...types.JID) []whatsapptest.SentMessage {
 	var out []whatsapptest.SentMessage
-	for _, m := range e.srv.Sent() {
+	for _, m := range srv.Sent() {
 		if slices.Contains(chat, m.To.ToNonAD()) {
 			out = append(out, m)
 		}
@@ -222,19 +225,18 @@ func (e *waEnv) sentTo(chat ...types.JID) []whatsapptest.SentMessage {
 // wants and returns it.
 func (e *waEnv) waitText(t *testing.T, chat []types.JID, wants ...string) whatsapptest.SentMessage {
 	t.Helper()
+	return waWaitText(t, e.srv, chat, wants...)
+}
+
+// waWaitText waits until one of the bot's messages to chat (any of its
+// JIDs) shows all of wants and returns it.
+func waWaitText(t *testing.T, srv *whatsapptest.Server, chat []types.JID, wants ...string) whatsapptest.SentMessage {
+	t.Helper()
 	var found whatsapptest.SentMessage
 	sdktest.WaitFor(t, fmt.Sprintf("a message to %v showing %q", chat, wants), func() bool {
-		for _, m := range e.sentTo(chat...) {
-			ok := true
-			for _, w := range wants {
-				ok = ok && strings.Contains(m.Text(), w)
-			}
-			if ok {
-				found = m
-				return true
-			}
-		}
-		return false
+		var ok bool
+		found, ok = showing(waSentTo(srv, chat...), whatsapptest.SentMessage.Text, wants)
+		return ok
 	})
 	return found
 }
@@ -466,18 +468,7 @@ func TestWhatsAppChannel(t *testing.T) {
 		if len(msgs) < 2 || len(msgs) > (total+whatsapp.MaxTextLength-1)/whatsapp.MaxTextLength+1 {
 			t.Errorf("%d messages for %d UTF-16 units: want them split at the limit of %d, no finer", len(msgs), total, whatsapp.MaxTextLength)
 		}
-		last := -1
-		for i := 1; i <= 110; i++ {
-			l := fmt.Sprintf("line %03d ", i)
-			if c := strings.Count(all.String(), l); c != 1 {
-				t.Errorf("%q shown %d times", l, c)
-			}
-			at := strings.Index(all.String(), l)
-			if at < last {
-				t.Errorf("%q out of order", l)
-			}
-			last = at
-		}
+		onceInOrder(t, all.String(), "line %03d ", 110)
 	})
 }
 
@@ -497,14 +488,7 @@ func waRSS(pid int) string {
 
 // waPluginPID returns the pid of the running clawhost-whatsapp process
 // other than not (0 for none).
-func waPluginPID(d *daemon, not int) int {
-	for _, p := range children(d.cmd.Process.Pid) {
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); p != not && strings.Contains(exe, "clawhost-whatsapp") && alive(p) {
-			return p
-		}
-	}
-	return 0
-}
+func waPluginPID(d *daemon, not int) int { return pluginPID(d, "clawhost-whatsapp", not) }
 
 // openDB opens a SQLite file the way the host and the plugin do (WAL),
 // with one connection.

@@ -101,9 +101,9 @@ func NewPlatform(dir string) (*Platform, error) {
 	mux.HandleFunc("POST /hello", p.hello)
 	mux.HandleFunc("POST /push", p.push)
 	mux.HandleFunc("GET /next", p.next)
-	mux.HandleFunc("POST /reply", p.reply)
-	mux.HandleFunc("POST /edit", p.edit)
-	mux.HandleFunc("POST /react", p.react)
+	mux.HandleFunc("POST /reply", p.onReply(p.reply))
+	mux.HandleFunc("POST /edit", p.onReply(p.edit))
+	mux.HandleFunc("POST /react", p.onReply(p.react))
 	mux.HandleFunc("POST /permission_request", p.permissionRequest)
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()
@@ -292,25 +292,37 @@ type wireAnswer struct {
 	Crash bool   `json:"crash,omitempty"`
 }
 
-func (p *Platform) reply(w http.ResponseWriter, r *http.Request) {
-	var in wireReply
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+// onReply is the handler of one of the server's tool calls: it decodes
+// the call and answers what do makes of it under p.mu, waking waiters
+// when do changed the platform (an answer with no Error).
+func (p *Platform) onReply(do func(in wireReply) wireAnswer) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var in wireReply
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		p.mu.Lock()
+		ans := do(in)
+		if ans.Error == "" {
+			p.notify()
+		}
+		p.mu.Unlock()
+		writeJSON(w, ans)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
+}
+
+// reply posts the bot's message; p.mu held.
+func (p *Platform) reply(in wireReply) wireAnswer {
 	if !p.known(in.ChatID) {
-		writeJSON(w, wireAnswer{Error: "chat not found"})
-		return
+		return wireAnswer{Error: "chat not found"}
 	}
 	p.seq++
 	m := &Message{ID: "b" + strconv.Itoa(p.seq), ChatID: in.ChatID, FromBot: true, Text: in.Text, ReplyTo: in.ReplyTo, Files: in.Files, Time: time.Now()}
 	p.msgs = append(p.msgs, m)
 	crash := p.crashOn
 	p.crashOn = false
-	p.notify()
-	writeJSON(w, wireAnswer{ID: m.ID, Crash: crash})
+	return wireAnswer{ID: m.ID, Crash: crash}
 }
 
 // known reports whether someone wrote in chat: the bot may answer only
@@ -355,43 +367,32 @@ func (p *Platform) find(chat, id string) *Message {
 	return nil
 }
 
-func (p *Platform) edit(w http.ResponseWriter, r *http.Request) {
-	var in wireReply
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// edit changes the text of a message the bot sent; p.mu held.
+func (p *Platform) edit(in wireReply) wireAnswer {
 	m := p.find(in.ChatID, in.MessageID)
 	if m == nil || !m.FromBot {
-		writeJSON(w, wireAnswer{Error: fmt.Sprintf("message %s not found in chat %s", in.MessageID, in.ChatID)})
-		return
+		return notFound(in)
 	}
 	if m.Text != in.Text {
 		m.Edits = append(m.Edits, m.Text)
 		m.Text = in.Text
 	}
-	p.notify()
-	writeJSON(w, wireAnswer{ID: m.ID})
+	return wireAnswer{ID: m.ID}
 }
 
-func (p *Platform) react(w http.ResponseWriter, r *http.Request) {
-	var in wireReply
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// react adds the bot's reaction to any message; p.mu held.
+func (p *Platform) react(in wireReply) wireAnswer {
 	m := p.find(in.ChatID, in.MessageID)
 	if m == nil {
-		writeJSON(w, wireAnswer{Error: fmt.Sprintf("message %s not found in chat %s", in.MessageID, in.ChatID)})
-		return
+		return notFound(in)
 	}
 	m.Reactions = append(m.Reactions, in.Emoji)
-	p.notify()
-	writeJSON(w, wireAnswer{ID: m.ID})
+	return wireAnswer{ID: m.ID}
+}
+
+// notFound is the answer about a message the call names that is not there.
+func notFound(in wireReply) wireAnswer {
+	return wireAnswer{Error: fmt.Sprintf("message %s not found in chat %s", in.MessageID, in.ChatID)}
 }
 
 func (p *Platform) permissionRequest(w http.ResponseWriter, r *http.Request) {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -77,13 +76,20 @@ func Serve(ctx context.Context, url string, in io.ReadCloser, out io.WriteCloser
 	replyProps := str("chat_id", "text", "reply_to")
 	replyProps["files"] = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
 	srv.AddTool(&mcp.Tool{Name: "reply", Description: "Reply in the chat. Pass chat_id from the inbound message; files are absolute paths.",
-		InputSchema: map[string]any{"type": "object", "properties": replyProps, "required": []string{"chat_id", "text"}}}, c.reply)
+		InputSchema: map[string]any{"type": "object", "properties": replyProps, "required": []string{"chat_id", "text"}}},
+		c.tool("reply", "/reply", replyCall, func(ans wireAnswer) *mcp.CallToolResult { return textResult("sent (id: %s)", ans.ID) }))
 	srv.AddTool(&mcp.Tool{Name: "edit_message", Description: "Edit a message the bot sent.",
-		InputSchema: map[string]any{"type": "object", "properties": str("chat_id", "message_id", "text"), "required": []string{"chat_id", "message_id", "text"}}}, c.edit)
+		InputSchema: map[string]any{"type": "object", "properties": str("chat_id", "message_id", "text"), "required": []string{"chat_id", "message_id", "text"}}},
+		c.tool("edit_message", "/edit", func(a toolArgs) (wireReply, error) {
+			return wireReply{ChatID: a.ChatID, MessageID: a.MessageID, Text: a.Text}, nil
+		}, func(ans wireAnswer) *mcp.CallToolResult { return textResult("edited (id: %s)", ans.ID) }))
 	srv.AddTool(&mcp.Tool{Name: "react", Description: "Add an emoji reaction to a message.",
-		InputSchema: map[string]any{"type": "object", "properties": str("chat_id", "message_id", "emoji"), "required": []string{"chat_id", "message_id", "emoji"}}}, c.react)
+		InputSchema: map[string]any{"type": "object", "properties": str("chat_id", "message_id", "emoji"), "required": []string{"chat_id", "message_id", "emoji"}}},
+		c.tool("react", "/react", func(a toolArgs) (wireReply, error) {
+			return wireReply{ChatID: a.ChatID, MessageID: a.MessageID, Emoji: a.Emoji}, nil
+		}, func(wireAnswer) *mcp.CallToolResult { return textResult("reacted") }))
 
-	tt := &serverTap{inner: &mcp.IOTransport{Reader: in, Writer: out}, in: func(r *jsonrpc.Request) {
+	tt := &Tap{Inner: &mcp.IOTransport{Reader: in, Writer: out}, In: func(r *jsonrpc.Request) {
 		if r.Method == "notifications/claude/channel/permission_request" {
 			var pr struct {
 				RequestID    string `json:"request_id"`
@@ -106,7 +112,7 @@ func Serve(ctx context.Context, url string, in io.ReadCloser, out io.WriteCloser
 		case <-ctx.Done():
 			return
 		}
-		c.pump(ctx, tt.conn)
+		c.pump(ctx, tt)
 		cancel()
 	}()
 	err = session.Wait()
@@ -117,7 +123,7 @@ func Serve(ctx context.Context, url string, in io.ReadCloser, out io.WriteCloser
 }
 
 // pump hands the platform's events to the client as notifications.
-func (c *chatClient) pump(ctx context.Context, conn *serverConn) {
+func (c *chatClient) pump(ctx context.Context, conn *Tap) {
 	for ctx.Err() == nil {
 		var ev wireEvent
 		ok, err := c.get(ctx, "/next", &ev)
@@ -136,9 +142,9 @@ func (c *chatClient) pump(ctx context.Context, conn *serverConn) {
 			crash()
 			return
 		case ev.Permission != nil:
-			_ = conn.notify(ctx, "notifications/claude/channel/permission", ev.Permission)
+			_ = conn.Notify(ctx, "notifications/claude/channel/permission", ev.Permission)
 		default:
-			if err := conn.notify(ctx, "notifications/claude/channel", map[string]any{"content": ev.Content, "meta": ev.Meta}); err != nil {
+			if err := conn.Notify(ctx, "notifications/claude/channel", map[string]any{"content": ev.Content, "meta": ev.Meta}); err != nil {
 				fmt.Fprintln(os.Stderr, "mcpchanneltest: notify:", err)
 				return
 			}
@@ -215,110 +221,47 @@ func toolFailed(name string, err error) *mcp.CallToolResult {
 	return r
 }
 
-func (c *chatClient) reply(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a toolArgs
-	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-		return toolFailed("reply", err), nil
+// tool makes the handler of the tool name: the call's arguments, made a
+// platform call by wire (or failed by it), are posted to path; the
+// platform's error fails the call; else done says what the call did.
+func (c *chatClient) tool(name, path string, wire func(toolArgs) (wireReply, error), done func(wireAnswer) *mcp.CallToolResult) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a toolArgs
+		if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+			return toolFailed(name, err), nil
+		}
+		in, err := wire(a)
+		if err != nil {
+			return toolFailed(name, err), nil
+		}
+		var ans wireAnswer
+		if err := c.post(ctx, path, in, &ans); err != nil {
+			return toolFailed(name, err), nil
+		}
+		if ans.Crash {
+			// Killed the way kill -9 does, after the platform has the
+			// call and before the client has its answer.
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+		if ans.Error != "" {
+			return toolFailed(name, errors.New(ans.Error)), nil
+		}
+		return done(ans), nil
 	}
+}
+
+// replyCall is the reply tool's platform call, the files read in.
+func replyCall(a toolArgs) (wireReply, error) {
 	in := wireReply{ChatID: a.ChatID, Text: a.Text, ReplyTo: a.ReplyTo}
 	for _, f := range a.Files {
 		if !filepath.IsAbs(f) {
-			return toolFailed("reply", fmt.Errorf("%s is not an absolute path", f)), nil
+			return in, fmt.Errorf("%s is not an absolute path", f)
 		}
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return toolFailed("reply", err), nil
+			return in, err
 		}
 		in.Files = append(in.Files, File{Name: filepath.Base(f), Data: data})
 	}
-	var ans wireAnswer
-	if err := c.post(ctx, "/reply", in, &ans); err != nil {
-		return toolFailed("reply", err), nil
-	}
-	if ans.Crash {
-		// Killed the way kill -9 does, after the platform has the reply
-		// and before the client has its answer.
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-	}
-	if ans.Error != "" {
-		return toolFailed("reply", errors.New(ans.Error)), nil
-	}
-	return textResult("sent (id: %s)", ans.ID), nil
-}
-
-func (c *chatClient) edit(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a toolArgs
-	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-		return toolFailed("edit_message", err), nil
-	}
-	var ans wireAnswer
-	if err := c.post(ctx, "/edit", wireReply{ChatID: a.ChatID, MessageID: a.MessageID, Text: a.Text}, &ans); err != nil {
-		return toolFailed("edit_message", err), nil
-	}
-	if ans.Error != "" {
-		return toolFailed("edit_message", errors.New(ans.Error)), nil
-	}
-	return textResult("edited (id: %s)", ans.ID), nil
-}
-
-func (c *chatClient) react(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a toolArgs
-	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-		return toolFailed("react", err), nil
-	}
-	var ans wireAnswer
-	if err := c.post(ctx, "/react", wireReply{ChatID: a.ChatID, MessageID: a.MessageID, Emoji: a.Emoji}, &ans); err != nil {
-		return toolFailed("react", err), nil
-	}
-	if ans.Error != "" {
-		return toolFailed("react", errors.New(ans.Error)), nil
-	}
-	return textResult("reacted"), nil
-}
-
-// serverTap is the server's MCP transport with the channel contract's
-// notifications to the server taken out (in) and a way to write its own
-// (the go-sdk knows neither).
-type serverTap struct {
-	inner mcp.Transport
-	in    func(*jsonrpc.Request)
-	conn  *serverConn
-}
-
-// Connect implements mcp.Transport.
-func (t *serverTap) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	t.conn = &serverConn{Connection: c, in: t.in}
-	return t.conn, nil
-}
-
-type serverConn struct {
-	mcp.Connection
-	in func(*jsonrpc.Request)
-}
-
-// Read implements mcp.Connection.
-func (c *serverConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		m, err := c.Connection.Read(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if r, ok := m.(*jsonrpc.Request); ok && !r.IsCall() && strings.HasPrefix(r.Method, "notifications/claude/") {
-			c.in(r)
-			continue
-		}
-		return m, nil
-	}
-}
-
-func (c *serverConn) notify(ctx context.Context, method string, params any) error {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return err
-	}
-	return c.Connection.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
+	return in, nil
 }
