@@ -16,8 +16,7 @@ var alice = telegramtest.User{ID: 1001, FirstName: "Alice", Username: "alice"}
 
 func TestRunDeliversAndAdvancesOffset(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
