@@ -242,17 +242,7 @@ func TestPressDeliveredThenAnswered(t *testing.T) {
 		}
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stop := runAdapter(t, ctx, cancel, a, inbox)
-	got := inbox.Wait(t, 1)
-	waitCtx, waitCancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer waitCancel()
-	answers, err := srv.WaitRequests(waitCtx, "answerCallbackQuery", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
-	_ = stop()
+	got, answers := runUntilAnswered(t, srv, a.Adapter, inbox)
 
 	want := channel.InboundMessage{ChatType: channel.ChatGroup, ChatID: "-100777", ThreadID: "42", MessageID: "cb:" + cb,
 		Sender: channel.Sender{ID: "7", Name: "Bob", Username: "bob"}, Text: "Always", WasMentioned: true, Timestamp: now,
@@ -268,6 +258,25 @@ func TestPressDeliveredThenAnswered(t *testing.T) {
 			t.Fatalf("getUpdates does not ask for callback queries: %v", r.Params)
 		}
 	}
+}
+
+// runUntilAnswered runs a with inbox until it has stored one message (a
+// button press) and answered one callback query, and Telegram has no
+// update pending; it returns what was stored and the answers.
+func runUntilAnswered(t *testing.T, srv *telegramtest.Server, a *Adapter, inbox *sdktest.Inbox) ([]channel.InboundMessage, []telegramtest.Request) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := runAdapter(t, ctx, cancel, a, inbox)
+	got := inbox.Wait(t, 1)
+	waitCtx, waitCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer waitCancel()
+	answers, err := srv.WaitRequests(waitCtx, "answerCallbackQuery", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
+	_ = stop()
+	return got, answers
 }
 
 // A press the host does not store is neither confirmed nor answered: it
@@ -298,16 +307,7 @@ func TestPressNotAnsweredUntilStored(t *testing.T) {
 		}
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stop := runAdapter(t, ctx, cancel, a, inbox)
-	got := inbox.Wait(t, 1)
-	waitCtx, waitCancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer waitCancel()
-	if _, err := srv.WaitRequests(waitCtx, "answerCallbackQuery", 1); err != nil {
-		t.Fatal(err)
-	}
-	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
-	_ = stop()
+	got, _ := runUntilAnswered(t, srv, a, inbox)
 	if inbox.Calls() != 3 || got[0].Action == nil || got[0].Action.ButtonID != "deny" || got[0].MessageID != "cb:"+cb {
 		t.Fatalf("stored %+v after %d calls", got, inbox.Calls())
 	}
