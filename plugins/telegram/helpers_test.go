@@ -134,6 +134,22 @@ func runAdapter(t *testing.T, ctx context.Context, cancel context.CancelFunc, a 
 	return stop
 }
 
+// runUntilStored runs a with a fresh inbox, calls push (the fake's
+// update), stops a once the host has stored one message and returns the
+// stored messages.
+func runUntilStored(t *testing.T, a interface {
+	Run(context.Context, channel.Inbox) error
+}, push func()) []channel.InboundMessage {
+	t.Helper()
+	inbox := &sdktest.Inbox{}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := runAdapter(t, ctx, cancel, a, inbox)
+	push()
+	got := inbox.Wait(t, 1)
+	_ = stop()
+	return got
+}
+
 // webhookListenAddr returns a's bound webhook address once it listens.
 func (a *Adapter) webhookListenAddr(ctx context.Context) (string, error) {
 	select {
