@@ -56,10 +56,8 @@ func TestSendLongTextBeforeMedia(t *testing.T) {
 	srv, a := newFake(t)
 	doc := writeFile(t, "report.pdf", "%PDF")
 	long := strings.Repeat("word ", 300) // 1500 units
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", ReplyToMessageID: "3", Text: long,
-		Media: []channel.OutboundMedia{{Path: doc, Kind: channel.MediaDocument}}}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "1", ReplyToMessageID: "3", Text: long,
+		Media: []channel.OutboundMedia{{Path: doc, Kind: channel.MediaDocument}}})
 	s := srv.Sent()
 	if len(s) != 2 || s[0].Method != "sendMessage" || s[0].ReplyTo != 3 || s[1].Method != "sendDocument" || s[1].Text != "" || s[1].ReplyTo != 0 {
 		t.Fatalf("sent %+v", s)
@@ -74,10 +72,8 @@ func TestSendMediaFallbacks(t *testing.T) {
 	img := writeFile(t, "odd.png", "pixels")
 	srv.Fail("sendPhoto", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: can't parse entities: Unsupported start tag \"q\" at byte offset 0"})
 	srv.Fail("sendPhoto", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: PHOTO_INVALID_DIMENSIONS"})
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "*look*", Format: channel.FormatMarkdown,
-		Media: []channel.OutboundMedia{{Path: img, Kind: channel.MediaImage}}}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "1", Text: "*look*", Format: channel.FormatMarkdown,
+		Media: []channel.OutboundMedia{{Path: img, Kind: channel.MediaImage}}})
 	photos := srv.Requests("sendPhoto")
 	if len(photos) != 2 || photos[0].Params.Get("parse_mode") != "HTML" || photos[1].Params.Get("parse_mode") != "" || photos[1].Params.Get("caption") != "look" {
 		t.Fatalf("photo attempts %+v", photos)
@@ -101,10 +97,8 @@ func TestSendVoiceNote(t *testing.T) {
 	srv, a := newFake(t)
 	ogg := writeFile(t, "voice.ogg", "OggS opus")
 	wav := writeFile(t, "voice.wav", "RIFF")
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "spoken",
-		Media: []channel.OutboundMedia{{Path: ogg, Kind: channel.MediaVoice}, {Path: wav, Kind: channel.MediaVoice}}}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "1", Text: "spoken",
+		Media: []channel.OutboundMedia{{Path: ogg, Kind: channel.MediaVoice}, {Path: wav, Kind: channel.MediaVoice}}})
 	s := srv.Sent()
 	if len(s) != 2 || s[0].Method != "sendVoice" || s[0].Visible != "spoken" || string(s[0].File.Data) != "OggS opus" || s[1].Method != "sendDocument" {
 		t.Fatalf("sent %+v", s)
