@@ -50,6 +50,43 @@ func run(t *testing.T, cfg map[string]any, dir string) (*Adapter, *sdktest.Inbox
 	return runWith(t, cfg, dir, nil)
 }
 
+// botConfig is the bot's config block against homeserver (h.srv.URL, or
+// a proxy in front of it); with aliceInvites the bot takes alice's
+// invites.
+func (h *hs) botConfig(homeserver string, aliceInvites bool) map[string]any {
+	cfg := map[string]any{"homeserver": homeserver, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken}
+	if aliceInvites {
+		cfg["invites_from"] = []string{h.alice.UserID.String()}
+	}
+	return cfg
+}
+
+// runReady is runWith, then waits until the plugin reports ready.
+func runReady(t *testing.T, cfg map[string]any, dir string, mod func(*Adapter)) (*Adapter, *sdktest.Inbox, *sdktest.Statuses) {
+	t.Helper()
+	a, in, st := runWith(t, cfg, dir, mod)
+	sdktest.WaitFor(t, "the plugin to be ready", func() bool { return last(st).State == status.Ready })
+	return a, in, st
+}
+
+// waitJoined waits until the bot is a member of room as c sees it and
+// as the bot's own account does (Dendrite can list the member to c before
+// it lets the bot send there).
+func (h *hs) waitJoined(t *testing.T, ctx context.Context, c *mautrix.Client, room id.RoomID) {
+	t.Helper()
+	bot := h.srv.Client(h.bot)
+	sdktest.WaitFor(t, "the bot to join", func() bool {
+		m, err := c.JoinedMembers(ctx, room)
+		_, ok := m.Joined[h.bot.UserID]
+		if err != nil || !ok {
+			return false
+		}
+		mine, err := bot.JoinedMembers(ctx, room)
+		_, ok = mine.Joined[h.bot.UserID]
+		return err == nil && ok
+	})
+}
+
 // runWith is run with mod applied to the configured adapter first.
 func runWith(t *testing.T, cfg map[string]any, dir string, mod func(*Adapter)) (*Adapter, *sdktest.Inbox, *sdktest.Statuses) {
 	t.Helper()
@@ -77,10 +114,8 @@ func TestInvitesAndRefusedToken(t *testing.T) {
 	h := startHS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken,
-		"invites_from": []string{h.alice.UserID.String()}}
-	a, in, st := run(t, cfg, t.TempDir())
-	sdktest.WaitFor(t, "the plugin to be ready", func() bool { return last(st).State == status.Ready })
+	cfg := h.botConfig(h.srv.URL, true)
+	a, in, _ := runReady(t, cfg, t.TempDir(), nil)
 
 	alice, mallory := h.srv.Client(h.alice), h.srv.Client(h.mallory)
 	good, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
@@ -177,15 +212,9 @@ func TestUndecryptableToldToSender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken,
-		"invites_from": []string{h.alice.UserID.String()}}
-	_, in, st := run(t, cfg, t.TempDir())
-	sdktest.WaitFor(t, "the plugin to be ready", func() bool { return last(st).State == status.Ready })
-	sdktest.WaitFor(t, "the bot to join", func() bool {
-		m, err := alice.JoinedMembers(ctx, room.RoomID)
-		_, ok := m.Joined[h.bot.UserID]
-		return err == nil && ok
-	})
+	cfg := h.botConfig(h.srv.URL, true)
+	_, in, _ := runReady(t, cfg, t.TempDir(), nil)
+	h.waitJoined(t, ctx, alice, room.RoomID)
 	enc, err := alice.SendMessageEvent(ctx, room.RoomID, event.EventEncrypted, map[string]any{
 		"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgAEnACgAkLmt6qF84IK++J7UDH2Za1YVchHyprqTqsg",
 		"sender_key": "SenderKeyOfAlicesDevice", "device_id": "ALICEDEVICE", "session_id": "SessionIdOfAlice"})
@@ -251,7 +280,7 @@ func TestFreshStateAnswersFromConfigure(t *testing.T) {
 	for sent := time.Now().UnixMilli(); time.Now().UnixMilli() <= sent; {
 		runtime.Gosched()
 	}
-	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken}
+	cfg := h.botConfig(h.srv.URL, false)
 	js, _ := json.Marshal(cfg)
 	dir := t.TempDir()
 	// The first process is configured and stops before its first sync.

@@ -27,7 +27,7 @@ func TestConformance(t *testing.T) {
 	if _, err := h.srv.Client(h.bot).JoinRoomByID(ctx, dm.RoomID); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _ := json.Marshal(map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken})
+	cfg, _ := json.Marshal(h.botConfig(h.srv.URL, false))
 	sdktest.Conformance(t, sdktest.ConformanceConfig{
 		New:           func(t *testing.T) sdk.Plugin { return Plugin() },
 		Config:        cfg,

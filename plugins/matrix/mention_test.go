@@ -10,8 +10,6 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/sdktest"
-	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // TestMentions: in a group room on Dendrite, a message is a mention (for
@@ -34,15 +32,9 @@ func TestMentions(t *testing.T) {
 	if _, err := mallory.JoinRoomByID(ctx, room.RoomID); err != nil {
 		t.Fatal(err)
 	}
-	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken,
-		"invites_from": []string{h.alice.UserID.String()}}
-	_, in, st := run(t, cfg, t.TempDir())
-	sdktest.WaitFor(t, "the plugin to be ready", func() bool { return last(st).State == status.Ready })
-	sdktest.WaitFor(t, "the bot to join", func() bool {
-		m, err := alice.JoinedMembers(ctx, room.RoomID)
-		_, ok := m.Joined[h.bot.UserID]
-		return err == nil && ok
-	})
+	cfg := h.botConfig(h.srv.URL, true)
+	_, in, _ := runReady(t, cfg, t.TempDir(), nil)
+	h.waitJoined(t, ctx, alice, room.RoomID)
 	cases := []struct {
 		body     string
 		mentions []id.UserID
