@@ -87,6 +87,27 @@ func (h *hs) waitJoined(t *testing.T, ctx context.Context, c *mautrix.Client, ro
 	})
 }
 
+// createRoom has c create a room as req asks.
+func createRoom(t *testing.T, ctx context.Context, c *mautrix.Client, req *mautrix.ReqCreateRoom) *mautrix.RespCreateRoom {
+	t.Helper()
+	room, err := c.CreateRoom(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return room
+}
+
+// joinedDM is a direct chat c (alice) opens with the bot, joined by the
+// bot's account before any plugin runs.
+func (h *hs) joinedDM(t *testing.T, ctx context.Context, c *mautrix.Client) *mautrix.RespCreateRoom {
+	t.Helper()
+	dm := createRoom(t, ctx, c, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{h.bot.UserID}})
+	if _, err := h.srv.Client(h.bot).JoinRoomByID(ctx, dm.RoomID); err != nil {
+		t.Fatal(err)
+	}
+	return dm
+}
+
 // runWith is run with mod applied to the configured adapter first.
 func runWith(t *testing.T, cfg map[string]any, dir string, mod func(*Adapter)) (*Adapter, *sdktest.Inbox, *sdktest.Statuses) {
 	t.Helper()
@@ -118,18 +139,9 @@ func TestInvitesAndRefusedToken(t *testing.T) {
 	a, in, _ := runReady(t, cfg, t.TempDir(), nil)
 
 	alice, mallory := h.srv.Client(h.alice), h.srv.Client(h.mallory)
-	good, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad, err := mallory.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dm, err := mallory.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}, IsDirect: true, Preset: "trusted_private_chat"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := createRoom(t, ctx, alice, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
+	bad := createRoom(t, ctx, mallory, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
+	dm := createRoom(t, ctx, mallory, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}, IsDirect: true, Preset: "trusted_private_chat"})
 	membership := func(cli *mautrix.Client, room id.RoomID) string {
 		var m struct {
 			Membership string `json:"membership"`
@@ -208,10 +220,7 @@ func TestUndecryptableToldToSender(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	alice := h.srv.Client(h.alice)
-	room, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	room := createRoom(t, ctx, alice, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
 	cfg := h.botConfig(h.srv.URL, true)
 	_, in, _ := runReady(t, cfg, t.TempDir(), nil)
 	h.waitJoined(t, ctx, alice, room.RoomID)
@@ -265,13 +274,7 @@ func TestFreshStateAnswersFromConfigure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	alice := h.srv.Client(h.alice)
-	dm, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.srv.Client(h.bot).JoinRoomByID(ctx, dm.RoomID); err != nil {
-		t.Fatal(err)
-	}
+	dm := h.joinedDM(t, ctx, alice)
 	old, err := alice.SendText(ctx, dm.RoomID, "written before the bot was set up")
 	if err != nil {
 		t.Fatal(err)

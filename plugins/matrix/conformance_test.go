@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"maunium.net/go/mautrix"
-	"maunium.net/go/mautrix/id"
-
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -20,13 +17,7 @@ func TestConformance(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	alice := h.srv.Client(h.alice)
-	dm, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.srv.Client(h.bot).JoinRoomByID(ctx, dm.RoomID); err != nil {
-		t.Fatal(err)
-	}
+	dm := h.joinedDM(t, ctx, alice)
 	cfg, _ := json.Marshal(h.botConfig(h.srv.URL, false))
 	sdktest.Conformance(t, sdktest.ConformanceConfig{
 		New:           func(t *testing.T) sdk.Plugin { return Plugin() },

@@ -164,10 +164,7 @@ func TestMediaOnALegacyHomeserver(t *testing.T) {
 	if limit != 10<<20 || !proxy.asked("/_matrix/media/v3/config") {
 		t.Errorf("the upload limit is %d (asked %q), want Dendrite's 10 MiB from the legacy config", limit, proxy.paths)
 	}
-	room, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	room := createRoom(t, ctx, alice, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
 	h.waitJoined(t, ctx, alice, room.RoomID)
 	big := filepath.Join(t.TempDir(), "big.bin")
 	if err := os.WriteFile(big, nil, 0o600); err != nil {

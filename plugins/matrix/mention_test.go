@@ -25,10 +25,7 @@ func TestMentions(t *testing.T) {
 		t.Fatal(err)
 	}
 	alice, mallory := h.srv.Client(h.alice), h.srv.Client(h.mallory)
-	room, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Preset: "public_chat", Invite: []id.UserID{h.bot.UserID, h.mallory.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	room := createRoom(t, ctx, alice, &mautrix.ReqCreateRoom{Preset: "public_chat", Invite: []id.UserID{h.bot.UserID, h.mallory.UserID}})
 	if _, err := mallory.JoinRoomByID(ctx, room.RoomID); err != nil {
 		t.Fatal(err)
 	}

@@ -55,10 +55,7 @@ func TestRateLimitWaitedOut(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	alice := h.srv.Client(h.alice)
-	room, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	room := createRoom(t, ctx, alice, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
 	lim := &limiter{}
 	cfg := h.botConfig(lim.wrap(t, h.srv.URL), true)
 	var mu sync.Mutex
