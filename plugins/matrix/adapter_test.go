@@ -26,9 +26,11 @@ type hs struct {
 	bot, alice, mallory matrixtest.Account
 }
 
-func startHS(t *testing.T) *hs {
+// startHS starts a Dendrite with the three accounts; ctx bounds what the
+// test does with it to a minute from then (canceled when the test ends).
+func startHS(t *testing.T) (h *hs, ctx context.Context) {
 	t.Helper()
-	h := &hs{srv: matrixtest.Start(t)}
+	h = &hs{srv: matrixtest.Start(t)}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, a := range []struct {
@@ -41,7 +43,9 @@ func startHS(t *testing.T) *hs {
 		}
 		*a.to = acct
 	}
-	return h
+	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return h, ctx
 }
 
 // run configures a fresh adapter with cfg and runs it until the test ends.
@@ -132,9 +136,7 @@ func runWith(t *testing.T, cfg map[string]any, dir string, mod func(*Adapter)) (
 // says the same before the plugin runs.
 func TestInvitesAndRefusedToken(t *testing.T) {
 	t.Parallel()
-	h := startHS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	h, ctx := startHS(t)
 	cfg := h.botConfig(h.srv.URL, true)
 	a, in, _ := runReady(t, cfg, t.TempDir(), nil)
 
@@ -216,9 +218,7 @@ func last(s *sdktest.Statuses) status.Status {
 // it that says so — never a silent drop.
 func TestUndecryptableToldToSender(t *testing.T) {
 	t.Parallel()
-	h := startHS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	h, ctx := startHS(t)
 	alice := h.srv.Client(h.alice)
 	room := createRoom(t, ctx, alice, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
 	cfg := h.botConfig(h.srv.URL, true)
@@ -270,9 +270,7 @@ func TestUndecryptableToldToSender(t *testing.T) {
 // held before stays unanswered.
 func TestFreshStateAnswersFromConfigure(t *testing.T) {
 	t.Parallel()
-	h := startHS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	h, ctx := startHS(t)
 	alice := h.srv.Client(h.alice)
 	dm := h.joinedDM(t, ctx, alice)
 	old, err := alice.SendText(ctx, dm.RoomID, "written before the bot was set up")

@@ -13,9 +13,7 @@ import (
 // TestConformance drives the plugin over real gRPC (sdktest) against a
 // real homeserver: Alice writes in her DM with the bot.
 func TestConformance(t *testing.T) {
-	h := startHS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	h, ctx := startHS(t)
 	alice := h.srv.Client(h.alice)
 	dm := h.joinedDM(t, ctx, alice)
 	cfg, _ := json.Marshal(h.botConfig(h.srv.URL, false))

@@ -2,7 +2,6 @@ package matrix
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/crypto/attachment"
@@ -111,9 +109,7 @@ func (o *oldMedia) asked(prefix string) bool {
 // over it is not uploaded: the room gets a notice naming it.
 func TestMediaOnALegacyHomeserver(t *testing.T) {
 	t.Parallel()
-	h := startHS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	h, ctx := startHS(t)
 	proxy := &oldMedia{}
 	cfg := h.botConfig(proxy.wrap(t, h.srv.URL), true)
 	a, _, _ := runReady(t, cfg, t.TempDir(), nil)

@@ -1,9 +1,7 @@
 package matrix
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
@@ -18,9 +16,7 @@ import (
 // and the name inside another word are not.
 func TestMentions(t *testing.T) {
 	t.Parallel()
-	h := startHS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	h, ctx := startHS(t)
 	if err := h.srv.Client(h.bot).SetDisplayName(ctx, "Claw Bot"); err != nil {
 		t.Fatal(err)
 	}

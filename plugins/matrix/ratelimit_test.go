@@ -51,9 +51,7 @@ func (l *limiter) wrap(t *testing.T, target string) string {
 // (the adapter's sleep, recorded here, not slept), once.
 func TestRateLimitWaitedOut(t *testing.T) {
 	t.Parallel()
-	h := startHS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	h, ctx := startHS(t)
 	alice := h.srv.Client(h.alice)
 	room := createRoom(t, ctx, alice, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
 	lim := &limiter{}
