@@ -502,11 +502,7 @@ func TestMapErrFormAndTransport(t *testing.T) {
 // (a turn card's Stop button across its updates), and pressing one still
 // arrives; the next edit without buttons removes them.
 func TestEditKeepsButtons(t *testing.T) {
-	srv := newServer(t)
-	general := guildChannel(srv, "general")
-	a := newAdapter(t, srv, "", nil)
-	inbox := &sdktest.Inbox{}
-	a.runLive(t, inbox)
+	srv, general, a, inbox := liveInGeneral(t)
 	ctx := context.Background()
 	stop := [][]channel.Button{{{ID: "/stop", Label: "⏹ Stop"}}}
 	res, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: "⏳ Working · 0s", Format: channel.FormatPlain, Buttons: stop})
@@ -536,11 +532,7 @@ func TestEditKeepsButtons(t *testing.T) {
 // thread (its own channel), and comes off again; one without an emoji is
 // refused before any request.
 func TestReact(t *testing.T) {
-	srv := newServer(t)
-	general := guildChannel(srv, "general")
-	a := newAdapter(t, srv, "", nil)
-	inbox := &sdktest.Inbox{}
-	a.runLive(t, inbox)
+	srv, general, a, _ := liveInGeneral(t)
 	ctx := context.Background()
 	m := srv.Push(discordtest.Message{ChannelID: general.ID, Author: bob, Content: "look"})
 	if err := a.React(ctx, channel.ReactRequest{ChatID: general.ID, MessageID: m.ID, Emoji: "👀"}); err != nil {

@@ -76,6 +76,18 @@ func aliceDM(t *testing.T) (*discordtest.Server, discordtest.Channel, *testAdapt
 	return srv, dm, newAdapter(t, srv, "", nil)
 }
 
+// liveInGeneral is a fresh server with a #general channel and an adapter
+// running against it with a live gateway connection (runLive).
+func liveInGeneral(t *testing.T) (*discordtest.Server, discordtest.Channel, *testAdapter, *sdktest.Inbox) {
+	t.Helper()
+	srv := newServer(t)
+	general := guildChannel(srv, "general")
+	a := newAdapter(t, srv, "", nil)
+	inbox := &sdktest.Inbox{}
+	a.runLive(t, inbox)
+	return srv, general, a, inbox
+}
+
 // run runs the adapter until the returned stop is called (or the test
 // ends) with inbox.
 func (a *testAdapter) run(t *testing.T, inbox channel.Inbox) (stop func()) {
