@@ -363,7 +363,7 @@ func TestAccessToken(t *testing.T) {
 	const token = "0123456789abcdef-secret"
 	r := start(t, setup{token: token})
 	ctx := testCtx(t)
-	noRedirect := unauthorized(t, r.URL(), r.URL() + "?token=wrong", r.URL() + "static/app.js", r.URL() + "ws")
+	noRedirect := unauthorized(t, r.URL(), r.URL()+"?token=wrong", r.URL()+"static/app.js", r.URL()+"ws")
 	res, err := noRedirect.Get(r.URL() + "?token=" + token)
 	if err != nil {
 		t.Fatal(err)
@@ -450,7 +450,7 @@ func TestTokenWithoutConfig(t *testing.T) {
 	dir := t.TempDir()
 	r := start(t, setup{dataDir: dir})
 	ctx := testCtx(t)
-	noRedirect := unauthorized(t, r.URL(), r.URL() + "static/app.js", r.URL() + "ws")
+	noRedirect := unauthorized(t, r.URL(), r.URL()+"static/app.js", r.URL()+"ws")
 	if res, err := noRedirect.Get(r.URL() + "healthz"); err != nil || res.StatusCode != http.StatusOK {
 		t.Errorf("healthz: %v %v, want 200 without the token", res, err)
 	}
