@@ -13,12 +13,8 @@ import (
 
 func TestClock(t *testing.T) {
 	fixed := time.Date(2026, 11, 21, 13, 4, 5, 0, time.UTC)
-	h := sdktest.Start(t, plugin(func() time.Time { return fixed }))
+	h := sdktest.Start(t, plugin(func() time.Time { return fixed })).Configure(t, schema.Config{Instance: "clock", JSON: []byte(`{"timezone":"Europe/Berlin"}`)})
 	ctx := context.Background()
-	diags, err := h.Plugin.Configure(ctx, schema.Config{Instance: "clock", JSON: []byte(`{"timezone":"Europe/Berlin"}`)})
-	if err != nil || diags != nil {
-		t.Fatalf("configure: %v %v", diags, err)
-	}
 	res, err := h.Plugin.BeforeAgentStart(ctx, hook.Request{Message: "hi"})
 	if err != nil {
 		t.Fatal(err)
@@ -50,20 +46,15 @@ func TestClockValidate(t *testing.T) {
 			t.Errorf("validate %q: %v %v", tc.zone, diags, err)
 		}
 	}
-	if diags, err := h.Plugin.Configure(ctx, schema.Config{Instance: "clock", JSON: []byte(`{"timezone":"UTC"}`)}); err != nil || diags != nil {
-		t.Fatalf("configure after validate: %v %v", diags, err)
-	}
+	h.Configure(t, schema.Config{Instance: "clock", JSON: []byte(`{"timezone":"UTC"}`)})
 }
 
 // TestTurnDetails: the workspace, session id and attachments the host puts
 // in the request cross the gRPC boundary and reach the hook.
 func TestTurnDetails(t *testing.T) {
 	fixed := time.Date(2026, 11, 21, 13, 4, 5, 0, time.UTC)
-	h := sdktest.Start(t, plugin(func() time.Time { return fixed }))
+	h := sdktest.Start(t, plugin(func() time.Time { return fixed })).Configure(t, schema.Config{Instance: "clock", JSON: []byte(`{"timezone":"UTC","turn_details":true}`)})
 	ctx := context.Background()
-	if diags, err := h.Plugin.Configure(ctx, schema.Config{Instance: "clock", JSON: []byte(`{"timezone":"UTC","turn_details":true}`)}); err != nil || diags != nil {
-		t.Fatalf("configure: %v %v", diags, err)
-	}
 	res, err := h.Plugin.BeforeAgentStart(ctx, hook.Request{Message: "look", NewSession: true, Workspace: "/srv/ws", SessionID: "0b6c3a52-5f7e-4d1c-9a55-0f3f6a1c2b7d",
 		Attachments: []hook.Attachment{{Kind: channel.MediaImage, Path: "/srv/ws/media/tg/7-0.png", MIME: "image/png", Filename: "cat.png", Size: 1234}}})
 	if err != nil {

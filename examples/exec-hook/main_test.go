@@ -14,22 +14,9 @@ import (
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
-// script writes an executable shell script and returns its path.
-func script(t *testing.T, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "hook.sh")
-	sdktest.WriteExecutable(t, p, []byte("#!/bin/sh\n"+body+"\n"), 0o700)
-	return p
-}
-
 func configure(t *testing.T, cfg map[string]any) *sdktest.Harness {
 	t.Helper()
-	h := sdktest.Start(t, plugin())
-	js, _ := json.Marshal(cfg)
-	if diags, err := h.Plugin.Configure(context.Background(), schema.Config{Instance: "gate", JSON: js}); err != nil || diags != nil {
-		t.Fatalf("configure: %v %v", diags, err)
-	}
-	return h
+	return sdktest.Start(t, plugin()).Configure(t, schema.Config{Instance: "gate", JSON: sdktest.ConfigJSON(t, cfg, nil)})
 }
 
 // TestExecHook: each hook's program gets the call as JSON on stdin (and
@@ -44,9 +31,9 @@ func TestExecHook(t *testing.T) {
 	if err := os.WriteFile(table, []byte("a|b"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	received := script(t, `cat > `+seen+`; echo '{"rewrite": true, "text": "hi there", "notes": [{"attachment": "/a.ogg", "label": "T", "text": "said", "replace": true}]}'`)
-	sending := script(t, `cat >/dev/null; echo '{"rewrite": true, "text": "signed", "media": [{"path": "`+table+`", "mime": "text/plain"}]}'`)
-	end := script(t, `in=$(cat); [ "$CLAWHOST_HOOK" = agent_end ] && echo "$in" | grep -q '"call_id":"9"' && echo "$in" | grep -q '"name":"Read"'`)
+	received := sdktest.ShellScript(t, "hook.sh", `cat > `+seen+`; echo '{"rewrite": true, "text": "hi there", "notes": [{"attachment": "/a.ogg", "label": "T", "text": "said", "replace": true}]}'`)
+	sending := sdktest.ShellScript(t, "hook.sh", `cat >/dev/null; echo '{"rewrite": true, "text": "signed", "media": [{"path": "`+table+`", "mime": "text/plain"}]}'`)
+	end := sdktest.ShellScript(t, "hook.sh", `in=$(cat); [ "$CLAWHOST_HOOK" = agent_end ] && echo "$in" | grep -q '"call_id":"9"' && echo "$in" | grep -q '"name":"Read"'`)
 	h := configure(t, map[string]any{"message_received": []string{received}, "message_sending": []string{sending}, "agent_end": []string{end}})
 
 	r, err := h.Plugin.MessageReceived(ctx, hook.ReceivedRequest{CallID: "7", Text: "hi", Sender: channel.Sender{ID: "u1"},
@@ -85,7 +72,7 @@ func TestExecHookFailures(t *testing.T) {
 		{"json", `echo not json`, "5s", "not the JSON answer"},
 		{"timeout", `exec sleep 30`, "200ms", "no answer within 200ms"},
 	} {
-		h := configure(t, map[string]any{"message_received": []string{script(t, c.body)}, "timeout": c.timeout})
+		h := configure(t, map[string]any{"message_received": []string{sdktest.ShellScript(t, "hook.sh", c.body)}, "timeout": c.timeout})
 		_, err := h.Plugin.MessageReceived(context.Background(), hook.ReceivedRequest{Text: "x"})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)

@@ -29,12 +29,9 @@ func TestPing(t *testing.T) {
 }
 
 func TestReport(t *testing.T) {
-	h := sdktest.Start(t, plugin())
-	ctx := context.Background()
 	data := t.TempDir()
-	if diags, err := h.Plugin.Configure(ctx, schema.Config{Instance: "ping", JSON: []byte(`{}`), DataDir: data}); err != nil || len(diags) > 0 {
-		t.Fatalf("configure: %v %v", diags, err)
-	}
+	h := sdktest.Start(t, plugin()).Configure(t, schema.Config{Instance: "ping", JSON: []byte(`{}`), DataDir: data})
+	ctx := context.Background()
 	res, err := h.Plugin.Execute(ctx, command.Request{Command: "report"})
 	if err != nil || len(res.Replies) != 2 {
 		t.Fatalf("report: %+v %v", res, err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,22 +16,9 @@ import (
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
-// script writes an executable shell script to dir and returns its path.
-func script(t *testing.T, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "transcribe.sh")
-	sdktest.WriteExecutable(t, p, []byte("#!/bin/sh\n"+body+"\n"), 0o700)
-	return p
-}
-
 func configure(t *testing.T, cfg map[string]any) *sdktest.Harness {
 	t.Helper()
-	h := sdktest.Start(t, plugin())
-	js, _ := json.Marshal(cfg)
-	if diags, err := h.Plugin.Configure(context.Background(), schema.Config{Instance: "tr", JSON: js}); err != nil || diags != nil {
-		t.Fatalf("configure: %v %v", diags, err)
-	}
-	return h
+	return sdktest.Start(t, plugin()).Configure(t, schema.Config{Instance: "tr", JSON: sdktest.ConfigJSON(t, cfg, nil)})
 }
 
 func voice(path string) hook.Attachment {
@@ -44,7 +30,7 @@ func voice(path string) hook.Attachment {
 // image is not transcribed; a turn without audio gets nothing.
 func TestTranscribe(t *testing.T) {
 	t.Setenv("SECRET", "leaked") // in the plugin's environment, not the command's
-	cmd := script(t, `echo "you said: $(cat "$1") (secret=${SECRET:-none}, extra=$EXTRA)"`)
+	cmd := sdktest.ShellScript(t, "transcribe.sh", `echo "you said: $(cat "$1") (secret=${SECRET:-none}, extra=$EXTRA)"`)
 	h := configure(t, map[string]any{"command": []string{cmd, "{file}"}, "env": map[string]string{"EXTRA": "x"}})
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.ogg"), filepath.Join(dir, "b.ogg")
@@ -86,12 +72,12 @@ func TestTranscribeFailures(t *testing.T) {
 		at   hook.Attachment
 		want string
 	}{
-		{"exit", map[string]any{"command": []string{script(t, `echo "model not found" >&2; exit 3`), "{file}"}}, voice(f), "(transcription failed: exit 3: model not found)"},
-		{"timeout", map[string]any{"command": []string{script(t, `exec sleep 30`)}, "timeout": "200ms"}, voice(f), "(transcription failed: no result within 200ms)"},
+		{"exit", map[string]any{"command": []string{sdktest.ShellScript(t, "transcribe.sh", `echo "model not found" >&2; exit 3`), "{file}"}}, voice(f), "(transcription failed: exit 3: model not found)"},
+		{"timeout", map[string]any{"command": []string{sdktest.ShellScript(t, "transcribe.sh", `exec sleep 30`)}, "timeout": "200ms"}, voice(f), "(transcription failed: no result within 200ms)"},
 		{"missing", map[string]any{"command": []string{"/nonexistent/whisper"}}, voice(f), "(transcription failed: "},
-		{"big", map[string]any{"command": []string{script(t, `echo hi`)}, "max_bytes": 100}, voice(f), "(not transcribed: 1200 bytes, over max_bytes)"},
-		{"long", map[string]any{"command": []string{script(t, `echo abcdefghij`)}, "max_transcript": 4}, voice(f), "abcd…"},
-		{"silent", map[string]any{"command": []string{script(t, `true`)}}, voice(f), "(no speech recognized)"},
+		{"big", map[string]any{"command": []string{sdktest.ShellScript(t, "transcribe.sh", `echo hi`)}, "max_bytes": 100}, voice(f), "(not transcribed: 1200 bytes, over max_bytes)"},
+		{"long", map[string]any{"command": []string{sdktest.ShellScript(t, "transcribe.sh", `echo abcdefghij`)}, "max_transcript": 4}, voice(f), "abcd…"},
+		{"silent", map[string]any{"command": []string{sdktest.ShellScript(t, "transcribe.sh", `true`)}}, voice(f), "(no speech recognized)"},
 	} {
 		h := configure(t, tc.cfg)
 		res, err := received(h.Plugin.MessageReceived(ctx, hook.ReceivedRequest{Attachments: []hook.Attachment{tc.at}}))
@@ -120,7 +106,7 @@ func TestTranscribeValidate(t *testing.T) {
 func TestTranscribeTimeoutKillsTheGroup(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
-	h := configure(t, map[string]any{"command": []string{script(t, `sleep 30 & echo $! > `+pidFile+`; wait`)}, "timeout": "300ms"})
+	h := configure(t, map[string]any{"command": []string{sdktest.ShellScript(t, "transcribe.sh", `sleep 30 & echo $! > `+pidFile+`; wait`)}, "timeout": "300ms"})
 	f := filepath.Join(t.TempDir(), "n.ogg")
 	_ = os.WriteFile(f, []byte("x"), 0o600)
 	res, err := received(h.Plugin.MessageReceived(context.Background(), hook.ReceivedRequest{Attachments: []hook.Attachment{voice(f)}}))

@@ -70,8 +70,7 @@ func TestSendButtons(t *testing.T) {
 		t.Fatal("capability buttons not declared")
 	}
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitLive(t, srv, 1)
+	a.runLive(t, inbox)
 	srv.PushCommand(slash, bob, "mode", "")
 	inbox.Wait(t, 1)
 	file := filepath.Join(t.TempDir(), "plan.txt")
@@ -172,8 +171,7 @@ func TestEditRemovesButtons(t *testing.T) {
 	slash := guildChannel(srv, "slash")
 	a := newAdapter(t, srv, "", nil)
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitLive(t, srv, 1)
+	a.runLive(t, inbox)
 	ctx := context.Background()
 	send := func(chat string) string {
 		t.Helper()
@@ -220,8 +218,7 @@ func TestPress(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	a.now = func() time.Time { return at }
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitLive(t, srv, 1)
+	a.runLive(t, inbox)
 	cases := []struct {
 		name     string
 		chat     string // where the question is
@@ -337,21 +334,35 @@ func sendQuestion(t *testing.T, a *testAdapter, chat string) string {
 	return res.MessageIDs[0]
 }
 
+// pressApproval sends the approval question to chat and has alice press
+// button on it.
+func pressApproval(t *testing.T, a *testAdapter, chat, button string) discordtest.Interaction {
+	t.Helper()
+	ix, err := a.srv.PressButton(sendQuestion(t, a, chat), button, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+// answeredOnce checks that the plugin answered Discord one interaction
+// callback in all.
+func answeredOnce(t *testing.T, srv *discordtest.Server) {
+	t.Helper()
+	if n := len(srv.Requests(discordtest.RouteCallback)); n != 1 {
+		t.Errorf("%d answers, want 1", n)
+	}
+}
+
 // TestPressAcknowledgedAfterDelivery: the press is acknowledged once, with
 // a deferred update (6), only after the host stored it — not when the
 // plugin saved it, nor before.
 func TestPressAcknowledgedAfterDelivery(t *testing.T) {
-	srv := newServer(t)
-	dm := srv.AddDM(alice)
-	a := newAdapter(t, srv, "", nil)
+	srv, dm, a := aliceDM(t)
 	a.ackWait = time.Hour // the deadline must not answer first
 	inbox, entered, release := heldInbox()
-	stop := a.run(t, inbox)
-	waitLive(t, srv, 1)
-	ix, err := srv.PressButton(sendQuestion(t, a, dm.ID), "ap:0123456789ab:y", alice)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.runLive(t, inbox)
+	ix := pressApproval(t, a, dm.ID, "ap:0123456789ab:y")
 	if msgs := held(t, entered); len(msgs) != 1 || msgs[0].MessageID != "ix:"+ix.ID {
 		t.Fatalf("delivering %+v", msgs)
 	}
@@ -372,9 +383,7 @@ func TestPressAcknowledgedAfterDelivery(t *testing.T) {
 	}
 	inbox.Wait(t, 2)
 	stop()
-	if n := len(srv.Requests(discordtest.RouteCallback)); n != 1 {
-		t.Errorf("%d answers, want 1", n)
-	}
+	answeredOnce(t, srv)
 	if logs := a.logs.String(); strings.Contains(logs, "could not acknowledge") {
 		t.Errorf("log:\n%s", logs)
 	}
@@ -384,13 +393,10 @@ func TestPressAcknowledgedAfterDelivery(t *testing.T) {
 // deadline does not make Discord fail it: the press is acknowledged then,
 // and delivered when the host takes it, without a second answer.
 func TestPressSlowDelivery(t *testing.T) {
-	srv := newServer(t)
-	dm := srv.AddDM(alice)
-	a := newAdapter(t, srv, "", nil)
+	srv, dm, a := aliceDM(t)
 	a.ackWait = 50 * time.Millisecond
 	inbox, entered, release := heldInbox()
-	stop := a.run(t, inbox)
-	waitLive(t, srv, 1)
+	stop := a.runLive(t, inbox)
 	question := sendQuestion(t, a, dm.ID)
 	pressed := time.Now()
 	ix, err := srv.PressButton(question, "ap:0123456789ab:n", alice)
@@ -414,26 +420,18 @@ func TestPressSlowDelivery(t *testing.T) {
 		t.Errorf("delivered %+v", in)
 	}
 	stop()
-	if n := len(srv.Requests(discordtest.RouteCallback)); n != 1 {
-		t.Errorf("%d answers, want 1", n)
-	}
+	answeredOnce(t, srv)
 }
 
 // TestPressAcknowledgedAtStop: a press the host has not stored when the
 // plugin stops is acknowledged then, and delivered from the state file
 // after the restart without another answer.
 func TestPressAcknowledgedAtStop(t *testing.T) {
-	srv := newServer(t)
-	dm := srv.AddDM(alice)
-	a := newAdapter(t, srv, "", nil)
+	srv, dm, a := aliceDM(t)
 	a.ackWait = time.Hour
 	inbox, entered, _ := heldInbox()
-	stop := a.run(t, inbox)
-	waitLive(t, srv, 1)
-	ix, err := srv.PressButton(sendQuestion(t, a, dm.ID), "ap:0123456789ab:y", alice)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stop := a.runLive(t, inbox)
+	ix := pressApproval(t, a, dm.ID, "ap:0123456789ab:y")
 	held(t, entered)
 	stop()
 	if cb := srv.Callbacks(); len(cb) != 1 || cb[0].Interaction != ix.ID {
@@ -447,25 +445,17 @@ func TestPressAcknowledgedAtStop(t *testing.T) {
 		t.Errorf("after the restart %+v", in)
 	}
 	stop2()
-	if n := len(srv.Requests(discordtest.RouteCallback)); n != 1 {
-		t.Errorf("%d answers, want 1", n)
-	}
+	answeredOnce(t, srv)
 }
 
 // TestPressAckFails: a failed acknowledgement is logged as a warning,
 // without the interaction's token; the press counts all the same.
 func TestPressAckFails(t *testing.T) {
-	srv := newServer(t)
-	dm := srv.AddDM(alice)
-	a := newAdapter(t, srv, "", nil)
+	srv, dm, a := aliceDM(t)
 	inbox := &sdktest.Inbox{}
-	stop := a.run(t, inbox)
-	waitLive(t, srv, 1)
+	stop := a.runLive(t, inbox)
 	srv.Fail(discordtest.RouteCallback, 1, discordtest.Failure{Status: 500, Message: "500: Internal Server Error"})
-	ix, err := srv.PressButton(sendQuestion(t, a, dm.ID), "ap:0123456789ab:y", alice)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix := pressApproval(t, a, dm.ID, "ap:0123456789ab:y")
 	if in := inbox.Wait(t, 1)[0]; in.MessageID != "ix:"+ix.ID {
 		t.Errorf("delivered %+v", in)
 	}
@@ -512,12 +502,7 @@ func TestMapErrFormAndTransport(t *testing.T) {
 // (a turn card's Stop button across its updates), and pressing one still
 // arrives; the next edit without buttons removes them.
 func TestEditKeepsButtons(t *testing.T) {
-	srv := newServer(t)
-	general := guildChannel(srv, "general")
-	a := newAdapter(t, srv, "", nil)
-	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitLive(t, srv, 1)
+	srv, general, a, inbox := liveInGeneral(t)
 	ctx := context.Background()
 	stop := [][]channel.Button{{{ID: "/stop", Label: "⏹ Stop"}}}
 	res, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: "⏳ Working · 0s", Format: channel.FormatPlain, Buttons: stop})
@@ -547,12 +532,7 @@ func TestEditKeepsButtons(t *testing.T) {
 // thread (its own channel), and comes off again; one without an emoji is
 // refused before any request.
 func TestReact(t *testing.T) {
-	srv := newServer(t)
-	general := guildChannel(srv, "general")
-	a := newAdapter(t, srv, "", nil)
-	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitLive(t, srv, 1)
+	srv, general, a, _ := liveInGeneral(t)
 	ctx := context.Background()
 	m := srv.Push(discordtest.Message{ChannelID: general.ID, Author: bob, Content: "look"})
 	if err := a.React(ctx, channel.ReactRequest{ChatID: general.ID, MessageID: m.ID, Emoji: "👀"}); err != nil {

@@ -39,6 +39,7 @@ type testAdapter struct {
 	logs    *sdktest.Log
 	reports *sdktest.Statuses
 	dir     string
+	srv     *discordtest.Server
 }
 
 // newAdapter configures an adapter against srv with extra attributes; dir
@@ -63,7 +64,28 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 			t.Logf("plugin log:\n%s", logs.String())
 		}
 	})
-	return &testAdapter{Adapter: a, logs: logs, reports: reports, dir: dir}
+	return &testAdapter{Adapter: a, logs: logs, reports: reports, dir: dir, srv: srv}
+}
+
+// aliceDM is a fresh server with a DM channel with alice, and an adapter
+// configured against it.
+func aliceDM(t *testing.T) (*discordtest.Server, discordtest.Channel, *testAdapter) {
+	t.Helper()
+	srv := newServer(t)
+	dm := srv.AddDM(alice)
+	return srv, dm, newAdapter(t, srv, "", nil)
+}
+
+// liveInGeneral is a fresh server with a #general channel and an adapter
+// running against it with a live gateway connection (runLive).
+func liveInGeneral(t *testing.T) (*discordtest.Server, discordtest.Channel, *testAdapter, *sdktest.Inbox) {
+	t.Helper()
+	srv := newServer(t)
+	general := guildChannel(srv, "general")
+	a := newAdapter(t, srv, "", nil)
+	inbox := &sdktest.Inbox{}
+	a.runLive(t, inbox)
+	return srv, general, a, inbox
 }
 
 // run runs the adapter until the returned stop is called (or the test
@@ -71,6 +93,15 @@ func newAdapter(t *testing.T, srv *discordtest.Server, dir string, extra map[str
 func (a *testAdapter) run(t *testing.T, inbox channel.Inbox) (stop func()) {
 	t.Helper()
 	return sdktest.RunOK(t, a.Adapter, inbox)
+}
+
+// runLive is run, then waits until the adapter's gateway connection is
+// live after its first IDENTIFY.
+func (a *testAdapter) runLive(t *testing.T, inbox channel.Inbox) (stop func()) {
+	t.Helper()
+	stop = a.run(t, inbox)
+	waitLive(t, a.srv, 1)
+	return stop
 }
 
 // waitLive waits until the fake has seen handshakes IDENTIFY+RESUME

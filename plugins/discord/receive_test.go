@@ -23,8 +23,7 @@ func TestInbound(t *testing.T) {
 	thread := srv.AddChannel(discordtest.Channel{Type: discordtest.ChannelPublicThread, GuildID: guildID, Name: "ideas", ParentID: general.ID, OwnerID: alice.ID})
 	a := newAdapter(t, srv, "", nil)
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitLive(t, srv, 1)
+	a.runLive(t, inbox)
 	botMsg := srv.Push(discordtest.Message{ChannelID: general.ID, Author: srv.Bot(), Content: "I am the bot"})
 
 	cases := []struct {
@@ -126,8 +125,7 @@ func TestMentionOnly(t *testing.T) {
 	general := guildChannel(srv, "general")
 	a := newAdapter(t, srv, "", map[string]any{"message_content": false})
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitLive(t, srv, 1)
+	a.runLive(t, inbox)
 	if srv.Intents()&discordtest.IntentMessageContent != 0 {
 		t.Fatalf("intents %b include Message Content", srv.Intents())
 	}
@@ -143,12 +141,9 @@ func TestMentionOnly(t *testing.T) {
 // TestAttachments: attachments become media (voice messages by flag) and
 // download through DownloadMedia, within max bytes.
 func TestAttachments(t *testing.T) {
-	srv := newServer(t)
-	dm := srv.AddDM(alice)
-	a := newAdapter(t, srv, "", nil)
+	srv, dm, a := aliceDM(t)
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitLive(t, srv, 1)
+	a.runLive(t, inbox)
 	img := srv.AddFile("cat.png", "image/png", []byte("PNGDATA"))
 	voice := srv.AddFile("voice-message.ogg", "audio/ogg", []byte("OGGDATA"))
 	doc := srv.AddFile("notes.txt", "text/plain", []byte(strings.Repeat("x", 100)))

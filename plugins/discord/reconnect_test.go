@@ -17,12 +17,9 @@ import (
 // TestReconnectOp7: after op 7 the plugin resumes (no new IDENTIFY) and a
 // message dispatched during the gap arrives exactly once.
 func TestReconnectOp7(t *testing.T) {
-	srv := newServer(t)
-	dm := srv.AddDM(alice)
-	a := newAdapter(t, srv, "", nil)
+	srv, dm, a := aliceDM(t)
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitLive(t, srv, 1)
+	a.runLive(t, inbox)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "before"})
 	inbox.Wait(t, 1)
 	start := time.Now()
@@ -44,12 +41,9 @@ func TestReconnectOp7(t *testing.T) {
 // TestInvalidSession: op 9 resumable → RESUME; not resumable → a new
 // IDENTIFY, and messages written meanwhile are read back from history.
 func TestInvalidSession(t *testing.T) {
-	srv := newServer(t)
-	dm := srv.AddDM(alice)
-	a := newAdapter(t, srv, "", nil)
+	srv, dm, a := aliceDM(t)
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitLive(t, srv, 1)
+	a.runLive(t, inbox)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "one"})
 	inbox.Wait(t, 1)
 	srv.InvalidSession(true)
@@ -91,8 +85,7 @@ func TestRestart(t *testing.T) {
 		}
 		return nil
 	}
-	stop := a.run(t, inbox)
-	waitLive(t, srv, 1)
+	stop := a.runLive(t, inbox)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "stored"})
 	inbox.Wait(t, 1)
 	srv.Push(discordtest.Message{ChannelID: dm.ID, Author: alice, Content: "unstored"})
@@ -190,8 +183,7 @@ func TestFatalClose(t *testing.T) {
 func TestFatalCloseDuringSession(t *testing.T) {
 	srv := newServer(t)
 	a := newAdapter(t, srv, "", nil)
-	a.run(t, &sdktest.Inbox{})
-	waitLive(t, srv, 1)
+	a.runLive(t, &sdktest.Inbox{})
 	srv.CloseGateway(4004, "Authentication failed.")
 	sdktest.WaitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
 	if hs := srv.Identifies() + srv.Resumes(); hs != 1 {
@@ -214,8 +206,7 @@ func TestFatalCloseCodes(t *testing.T) {
 			srv := newServer(t)
 			a := newAdapter(t, srv, "", nil)
 			a.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
-			a.run(t, &sdktest.Inbox{})
-			waitLive(t, srv, 1)
+			a.runLive(t, &sdktest.Inbox{})
 			srv.CloseGateway(code, "closed by the test")
 			sdktest.WaitFor(t, "needs_attention", func() bool { return a.reports.Last().State == status.NeedsAttention })
 			if st := a.reports.Last(); !strings.Contains(st.Message, want) {
@@ -236,8 +227,7 @@ func TestHeartbeat(t *testing.T) {
 	srv := newServer(t)
 	srv.SetHeartbeatInterval(30 * time.Millisecond)
 	a := newAdapter(t, srv, "", nil)
-	a.run(t, &sdktest.Inbox{})
-	waitLive(t, srv, 1)
+	a.runLive(t, &sdktest.Inbox{})
 	sdktest.WaitFor(t, "heartbeats", func() bool { return srv.Heartbeats() >= 3 })
 	srv.SetHeartbeatAcks(false)
 	sdktest.WaitFor(t, "a resume after missing acks", func() bool { return srv.Resumes() >= 1 })
@@ -265,8 +255,7 @@ func TestIdentifySpaced(t *testing.T) {
 		mu.Unlock()
 		return ctx.Err()
 	}
-	a.run(t, &sdktest.Inbox{})
-	waitLive(t, srv, 1)
+	a.runLive(t, &sdktest.Inbox{})
 	for i := 2; i <= 3; i++ {
 		srv.InvalidSession(false)
 		waitLive(t, srv, i)

@@ -157,8 +157,7 @@ func TestSlashCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitLive(t, srv, 1)
+	a.runLive(t, inbox)
 	sdktest.WaitFor(t, "commands registered", func() bool { return len(srv.Commands(guildID)) > 0 })
 	cmds := srv.Commands(guildID)
 	if len(cmds) != 2 || cmds[0].Name != "new" || cmds[1].Name != "status" || cmds[1].Description != "status" || len(cmds[0].Options) != 1 {
@@ -223,8 +222,7 @@ func TestThreadPerConversation(t *testing.T) {
 	general := guildChannel(srv, "general")
 	a := newAdapter(t, srv, "", map[string]any{"thread_per_conversation": true})
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitLive(t, srv, 1)
+	a.runLive(t, inbox)
 	m := srv.Push(discordtest.Message{ChannelID: general.ID, Author: bob, Content: mention(discordtest.BotID) + " plan the release", Mentions: []discordtest.User{srv.Bot()}})
 	in := inbox.Wait(t, 1)[0]
 	if in.ChatID != general.ID || in.ThreadID != m.ID {

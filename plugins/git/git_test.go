@@ -304,12 +304,9 @@ func TestWorktreeBranch(t *testing.T) {
 func TestThroughTheWire(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t)
-	hs := sdktest.Start(t, Plugin())
+	cfg := sdktest.ConfigJSON(t, map[string]any{"remote": r.bare, "author_name": "Wire", "author_email": "w@example.com", "inline_limit": 3000, "git": "git"}, nil)
+	hs := sdktest.Start(t, Plugin()).Configure(t, schema.Config{Instance: "git", JSON: cfg})
 	ctx := context.Background()
-	cfg, _ := json.Marshal(map[string]any{"remote": r.bare, "author_name": "Wire", "author_email": "w@example.com", "inline_limit": 3000, "git": "git"})
-	if diags, err := hs.Plugin.Configure(ctx, schema.Config{Instance: "git", JSON: cfg}); err != nil || len(diags) > 0 {
-		t.Fatalf("configure: %v %v", diags, err)
-	}
 	write(t, filepath.Join(r.dir, "a.txt"), "a\n", 0o600)
 	res, err := hs.Plugin.Execute(ctx, command.Request{Command: "git", Args: "commit over the wire", SenderIsMember: true, Workdir: r.dir})
 	if err != nil || len(res.Replies) != 1 || !strings.Contains(res.Replies[0].Text, "Committed") {

@@ -26,9 +26,11 @@ type hs struct {
 	bot, alice, mallory matrixtest.Account
 }
 
-func startHS(t *testing.T) *hs {
+// startHS starts a Dendrite with the three accounts; ctx bounds what the
+// test does with it to a minute from then (canceled when the test ends).
+func startHS(t *testing.T) (h *hs, ctx context.Context) {
 	t.Helper()
-	h := &hs{srv: matrixtest.Start(t)}
+	h = &hs{srv: matrixtest.Start(t)}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, a := range []struct {
@@ -41,28 +43,73 @@ func startHS(t *testing.T) *hs {
 		}
 		*a.to = acct
 	}
-	return h
-}
-
-// aliceDM is a DM Alice opened with the bot and the bot joined (before
-// any plugin runs), with Alice's client.
-func (h *hs) aliceDM(ctx context.Context, t *testing.T) (*mautrix.Client, id.RoomID) {
-	t.Helper()
-	alice := h.srv.Client(h.alice)
-	dm, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.srv.Client(h.bot).JoinRoomByID(ctx, dm.RoomID); err != nil {
-		t.Fatal(err)
-	}
-	return alice, dm.RoomID
+	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return h, ctx
 }
 
 // run configures a fresh adapter with cfg and runs it until the test ends.
 func run(t *testing.T, cfg map[string]any, dir string) (*Adapter, *sdktest.Inbox, *sdktest.Statuses) {
 	t.Helper()
 	return runWith(t, cfg, dir, nil)
+}
+
+// botConfig is the bot's config block against homeserver (h.srv.URL, or
+// a proxy in front of it); with aliceInvites the bot takes alice's
+// invites.
+func (h *hs) botConfig(homeserver string, aliceInvites bool) map[string]any {
+	cfg := map[string]any{"homeserver": homeserver, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken}
+	if aliceInvites {
+		cfg["invites_from"] = []string{h.alice.UserID.String()}
+	}
+	return cfg
+}
+
+// runReady is runWith, then waits until the plugin reports ready.
+func runReady(t *testing.T, cfg map[string]any, dir string, mod func(*Adapter)) (*Adapter, *sdktest.Inbox, *sdktest.Statuses) {
+	t.Helper()
+	a, in, st := runWith(t, cfg, dir, mod)
+	sdktest.WaitFor(t, "the plugin to be ready", func() bool { return last(st).State == status.Ready })
+	return a, in, st
+}
+
+// waitJoined waits until the bot is a member of room as c sees it and
+// as the bot's own account does (Dendrite can list the member to c before
+// it lets the bot send there).
+func (h *hs) waitJoined(t *testing.T, ctx context.Context, c *mautrix.Client, room id.RoomID) {
+	t.Helper()
+	bot := h.srv.Client(h.bot)
+	sdktest.WaitFor(t, "the bot to join", func() bool {
+		m, err := c.JoinedMembers(ctx, room)
+		_, ok := m.Joined[h.bot.UserID]
+		if err != nil || !ok {
+			return false
+		}
+		mine, err := bot.JoinedMembers(ctx, room)
+		_, ok = mine.Joined[h.bot.UserID]
+		return err == nil && ok
+	})
+}
+
+// createRoom has c create a room as req asks.
+func createRoom(t *testing.T, ctx context.Context, c *mautrix.Client, req *mautrix.ReqCreateRoom) *mautrix.RespCreateRoom {
+	t.Helper()
+	room, err := c.CreateRoom(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return room
+}
+
+// joinedDM is a direct chat c (alice) opens with the bot, joined by the
+// bot's account before any plugin runs.
+func (h *hs) joinedDM(t *testing.T, ctx context.Context, c *mautrix.Client) *mautrix.RespCreateRoom {
+	t.Helper()
+	dm := createRoom(t, ctx, c, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{h.bot.UserID}})
+	if _, err := h.srv.Client(h.bot).JoinRoomByID(ctx, dm.RoomID); err != nil {
+		t.Fatal(err)
+	}
+	return dm
 }
 
 // runWith is run with mod applied to the configured adapter first.
@@ -89,27 +136,14 @@ func runWith(t *testing.T, cfg map[string]any, dir string, mod func(*Adapter)) (
 // says the same before the plugin runs.
 func TestInvitesAndRefusedToken(t *testing.T) {
 	t.Parallel()
-	h := startHS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken,
-		"invites_from": []string{h.alice.UserID.String()}}
-	a, in, st := run(t, cfg, t.TempDir())
-	sdktest.WaitFor(t, "the plugin to be ready", func() bool { return last(st).State == status.Ready })
+	h, ctx := startHS(t)
+	cfg := h.botConfig(h.srv.URL, true)
+	a, in, _ := runReady(t, cfg, t.TempDir(), nil)
 
 	alice, mallory := h.srv.Client(h.alice), h.srv.Client(h.mallory)
-	good, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad, err := mallory.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dm, err := mallory.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}, IsDirect: true, Preset: "trusted_private_chat"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := createRoom(t, ctx, alice, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
+	bad := createRoom(t, ctx, mallory, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
+	dm := createRoom(t, ctx, mallory, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}, IsDirect: true, Preset: "trusted_private_chat"})
 	membership := func(cli *mautrix.Client, room id.RoomID) string {
 		var m struct {
 			Membership string `json:"membership"`
@@ -184,23 +218,12 @@ func last(s *sdktest.Statuses) status.Status {
 // it that says so — never a silent drop.
 func TestUndecryptableToldToSender(t *testing.T) {
 	t.Parallel()
-	h := startHS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	h, ctx := startHS(t)
 	alice := h.srv.Client(h.alice)
-	room, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken,
-		"invites_from": []string{h.alice.UserID.String()}}
-	_, in, st := run(t, cfg, t.TempDir())
-	sdktest.WaitFor(t, "the plugin to be ready", func() bool { return last(st).State == status.Ready })
-	sdktest.WaitFor(t, "the bot to join", func() bool {
-		m, err := alice.JoinedMembers(ctx, room.RoomID)
-		_, ok := m.Joined[h.bot.UserID]
-		return err == nil && ok
-	})
+	room := createRoom(t, ctx, alice, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
+	cfg := h.botConfig(h.srv.URL, true)
+	_, in, _ := runReady(t, cfg, t.TempDir(), nil)
+	h.waitJoined(t, ctx, alice, room.RoomID)
 	enc, err := alice.SendMessageEvent(ctx, room.RoomID, event.EventEncrypted, map[string]any{
 		"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AwgAEnACgAkLmt6qF84IK++J7UDH2Za1YVchHyprqTqsg",
 		"sender_key": "SenderKeyOfAlicesDevice", "device_id": "ALICEDEVICE", "session_id": "SessionIdOfAlice"})
@@ -247,11 +270,10 @@ func TestUndecryptableToldToSender(t *testing.T) {
 // held before stays unanswered.
 func TestFreshStateAnswersFromConfigure(t *testing.T) {
 	t.Parallel()
-	h := startHS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	alice, dm := h.aliceDM(ctx, t)
-	old, err := alice.SendText(ctx, dm, "written before the bot was set up")
+	h, ctx := startHS(t)
+	alice := h.srv.Client(h.alice)
+	dm := h.joinedDM(t, ctx, alice)
+	old, err := alice.SendText(ctx, dm.RoomID, "written before the bot was set up")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +281,7 @@ func TestFreshStateAnswersFromConfigure(t *testing.T) {
 	for sent := time.Now().UnixMilli(); time.Now().UnixMilli() <= sent; {
 		runtime.Gosched()
 	}
-	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken}
+	cfg := h.botConfig(h.srv.URL, false)
 	js, _ := json.Marshal(cfg)
 	dir := t.TempDir()
 	// The first process is configured and stops before its first sync.
@@ -267,7 +289,7 @@ func TestFreshStateAnswersFromConfigure(t *testing.T) {
 	if err := first.Configure(ctx, schema.Config{Instance: "mx", JSON: js, DataDir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	down, err := alice.SendText(ctx, dm, "written while the plugin was down")
+	down, err := alice.SendText(ctx, dm.RoomID, "written while the plugin was down")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,10 @@ import (
 // TestConformance drives the plugin over real gRPC (sdktest) against a
 // real homeserver: Alice writes in her DM with the bot.
 func TestConformance(t *testing.T) {
-	h := startHS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	alice, dm := h.aliceDM(ctx, t)
-	cfg, _ := json.Marshal(map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken})
+	h, ctx := startHS(t)
+	alice := h.srv.Client(h.alice)
+	dm := h.joinedDM(t, ctx, alice)
+	cfg, _ := json.Marshal(h.botConfig(h.srv.URL, false))
 	sdktest.Conformance(t, sdktest.ConformanceConfig{
 		New:           func(t *testing.T) sdk.Plugin { return Plugin() },
 		Config:        cfg,
@@ -26,10 +25,10 @@ func TestConformance(t *testing.T) {
 		Inject: func(t *testing.T, text string) string {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			if _, err := alice.SendText(ctx, dm, text); err != nil {
+			if _, err := alice.SendText(ctx, dm.RoomID, text); err != nil {
 				t.Fatal(err)
 			}
-			return dm.String()
+			return dm.RoomID.String()
 		},
 	})
 }

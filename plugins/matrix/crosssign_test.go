@@ -96,7 +96,7 @@ func seenTrust(t *testing.T, mach *crypto.OlmMachine, bot id.UserID, dev id.Devi
 // saying what to set.
 func TestCrossSigningRecoveryAndBackup(t *testing.T) {
 	t.Parallel()
-	h := startHS(t)
+	h, _ := startHS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "password": h.bot.Password,

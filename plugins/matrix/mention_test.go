@@ -1,17 +1,13 @@
 package matrix
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/sdktest"
-	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // TestMentions: in a group room on Dendrite, a message is a mention (for
@@ -20,29 +16,18 @@ import (
 // and the name inside another word are not.
 func TestMentions(t *testing.T) {
 	t.Parallel()
-	h := startHS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	h, ctx := startHS(t)
 	if err := h.srv.Client(h.bot).SetDisplayName(ctx, "Claw Bot"); err != nil {
 		t.Fatal(err)
 	}
 	alice, mallory := h.srv.Client(h.alice), h.srv.Client(h.mallory)
-	room, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Preset: "public_chat", Invite: []id.UserID{h.bot.UserID, h.mallory.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	room := createRoom(t, ctx, alice, &mautrix.ReqCreateRoom{Preset: "public_chat", Invite: []id.UserID{h.bot.UserID, h.mallory.UserID}})
 	if _, err := mallory.JoinRoomByID(ctx, room.RoomID); err != nil {
 		t.Fatal(err)
 	}
-	cfg := map[string]any{"homeserver": h.srv.URL, "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken,
-		"invites_from": []string{h.alice.UserID.String()}}
-	_, in, st := run(t, cfg, t.TempDir())
-	sdktest.WaitFor(t, "the plugin to be ready", func() bool { return last(st).State == status.Ready })
-	sdktest.WaitFor(t, "the bot to join", func() bool {
-		m, err := alice.JoinedMembers(ctx, room.RoomID)
-		_, ok := m.Joined[h.bot.UserID]
-		return err == nil && ok
-	})
+	cfg := h.botConfig(h.srv.URL, true)
+	_, in, _ := runReady(t, cfg, t.TempDir(), nil)
+	h.waitJoined(t, ctx, alice, room.RoomID)
 	cases := []struct {
 		body     string
 		mentions []id.UserID

@@ -15,8 +15,6 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/clawhost/clawhost/sdk/channel"
-	"github.com/clawhost/clawhost/sdk/sdktest"
-	"github.com/clawhost/clawhost/sdk/status"
 )
 
 // limiter is a proxy in front of the homeserver that answers the first
@@ -53,20 +51,14 @@ func (l *limiter) wrap(t *testing.T, target string) string {
 // (the adapter's sleep, recorded here, not slept), once.
 func TestRateLimitWaitedOut(t *testing.T) {
 	t.Parallel()
-	h := startHS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	h, ctx := startHS(t)
 	alice := h.srv.Client(h.alice)
-	room, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	room := createRoom(t, ctx, alice, &mautrix.ReqCreateRoom{Invite: []id.UserID{h.bot.UserID}})
 	lim := &limiter{}
-	cfg := map[string]any{"homeserver": lim.wrap(t, h.srv.URL), "user_id": h.bot.UserID.String(), "access_token": h.bot.AccessToken,
-		"invites_from": []string{h.alice.UserID.String()}}
+	cfg := h.botConfig(lim.wrap(t, h.srv.URL), true)
 	var mu sync.Mutex
 	var waited []time.Duration
-	a, _, st := runWith(t, cfg, t.TempDir(), func(a *Adapter) {
+	a, _, _ := runReady(t, cfg, t.TempDir(), func(a *Adapter) {
 		a.sleep = func(ctx context.Context, d time.Duration) error {
 			mu.Lock()
 			waited = append(waited, d)
@@ -74,12 +66,7 @@ func TestRateLimitWaitedOut(t *testing.T) {
 			return ctx.Err()
 		}
 	})
-	sdktest.WaitFor(t, "the plugin to be ready", func() bool { return last(st).State == status.Ready })
-	sdktest.WaitFor(t, "the bot to join", func() bool {
-		m, err := alice.JoinedMembers(ctx, room.RoomID)
-		_, ok := m.Joined[h.bot.UserID]
-		return err == nil && ok
-	})
+	h.waitJoined(t, ctx, alice, room.RoomID)
 	resp, err := a.Send(ctx, channel.SendRequest{ChatID: room.RoomID.String(), Text: "after the limit"})
 	if err != nil || len(resp.MessageIDs) != 1 {
 		t.Fatalf("send: %+v %v", resp, err)

@@ -5,7 +5,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/clawhost/clawhost/plugins/mcpchannel/mcpchanneltest"
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -14,11 +13,7 @@ import (
 // gRPC connection, the bridge running the test binary as its channel
 // server; a message is injected on the platform.
 func TestConformance(t *testing.T) {
-	p, err := mcpchanneltest.NewPlatform(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
+	p := newPlatform(t, t.TempDir())
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

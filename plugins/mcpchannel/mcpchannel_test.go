@@ -70,16 +70,21 @@ func (b *inbox) next(t *testing.T) channel.InboundMessage {
 	return b.msgs[len(b.msgs)-1]
 }
 
-// startBridge runs an adapter on a test server of a new platform, with
-// more of the config block.
-func startBridge(t *testing.T, more ...any) (*Adapter, *mcpchanneltest.Platform, *inbox) {
+// newPlatform is a new test platform in dir, closed when the test ends.
+func newPlatform(t *testing.T, dir string) *mcpchanneltest.Platform {
 	t.Helper()
-	dir := t.TempDir()
 	p, err := mcpchanneltest.NewPlatform(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
+	return p
+}
+
+// blockJSON is p's config block (Platform.Block) with more's attribute,
+// value pairs set on it, as JSON.
+func blockJSON(t *testing.T, p *mcpchanneltest.Platform, more ...any) []byte {
+	t.Helper()
 	block, err := p.Block()
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +92,20 @@ func startBridge(t *testing.T, more ...any) (*Adapter, *mcpchanneltest.Platform,
 	for i := 0; i+1 < len(more); i += 2 {
 		block[more[i].(string)] = more[i+1]
 	}
-	cfg, _ := json.Marshal(block)
+	cfg, err := json.Marshal(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// startBridge runs an adapter on a test server of a new platform, with
+// more of the config block.
+func startBridge(t *testing.T, more ...any) (*Adapter, *mcpchanneltest.Platform, *inbox) {
+	t.Helper()
+	dir := t.TempDir()
+	p := newPlatform(t, dir)
+	cfg := blockJSON(t, p, more...)
 	a := New()
 	a.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -232,18 +250,9 @@ func TestNotSentWhileDown(t *testing.T) {
 // is no channel server fails with what to do.
 func TestProbe(t *testing.T) {
 	t.Parallel()
-	p, err := mcpchanneltest.NewPlatform(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	block, err := p.Block()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := blockJSON(t, newPlatform(t, t.TempDir()))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cfg, _ := json.Marshal(block)
 	rep, err := Probe(ctx, schema.Config{Instance: "chat", DataDir: t.TempDir(), JSON: cfg})
 	if err != nil {
 		t.Fatal(err)

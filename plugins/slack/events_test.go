@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/sdk/sdktest"
-	"github.com/clawhost/clawhost/sdk/status"
 )
 
 const testSecret = "signing-secret-of-the-test"
@@ -53,8 +52,7 @@ func TestEventsMode(t *testing.T) {
 	addr := sdktest.FreeAddr(t)
 	a := newAdapter(t, srv, map[string]any{"mode": "events", "signing_secret": testSecret, "listen": addr, "app_token": ""})
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitState(t, a.reports, status.Ready)
+	a.runReady(t, inbox)
 	base := "http://" + addr
 
 	code, body := signedPost(t, base+"/slack/events", "application/json", `{"type":"url_verification","challenge":"c-123"}`, testSecret, time.Now())

@@ -75,6 +75,23 @@ func (a *testAdapter) run(t *testing.T, inbox channel.Inbox) (stop func()) {
 	return sdktest.RunOK(t, a.Adapter, inbox)
 }
 
+// runReady is run, then waits until the adapter reports ready.
+func (a *testAdapter) runReady(t *testing.T, inbox channel.Inbox) (stop func()) {
+	t.Helper()
+	stop = a.run(t, inbox)
+	waitState(t, a.reports, status.Ready)
+	return stop
+}
+
+// bobInGeneral is a fresh server whose workspace has bob and a #general
+// channel.
+func bobInGeneral(t *testing.T) (*slacktest.Server, slacktest.Channel) {
+	t.Helper()
+	srv := newServer(t)
+	srv.AddUser(bob)
+	return srv, srv.AddChannel(slacktest.Channel{Name: "general"})
+}
+
 // waitFake waits for a condition on the fake's state.
 func waitFake(t *testing.T, srv *slacktest.Server, what string, cond func() bool) {
 	t.Helper()

@@ -72,13 +72,10 @@ func TestReceive(t *testing.T) {
 // replies there count as addressed to it.
 func TestReplyInThread(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	srv.AddUser(bob)
-	general := srv.AddChannel(slacktest.Channel{Name: "general"})
+	srv, general := bobInGeneral(t)
 	a := newAdapter(t, srv, map[string]any{"reply_in_thread": true})
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitState(t, a.reports, status.Ready)
+	a.runReady(t, inbox)
 	ts, _ := srv.Post(slacktest.Message{Channel: general.ID, User: bob.ID, Text: mention(slacktest.BotUserID) + " hi"})
 	m := inbox.Wait(t, 1)[0]
 	if m.ThreadID != ts {

@@ -91,13 +91,10 @@ func TestSendErrors(t *testing.T) {
 // comes back as an Action, acknowledged once the host stored it.
 func TestEditButtons(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	srv.AddUser(bob)
-	general := srv.AddChannel(slacktest.Channel{Name: "general"})
+	srv, general := bobInGeneral(t)
 	a := newAdapter(t, srv, nil)
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitState(t, a.reports, status.Ready)
+	a.runReady(t, inbox)
 	ctx := context.Background()
 	stop := [][]channel.Button{{{ID: "stop:1", Label: "Stop"}}}
 	r, err := a.Send(ctx, channel.SendRequest{ChatID: general.ID, Text: "working…", Buttons: stop})
@@ -142,9 +139,7 @@ func TestEditButtons(t *testing.T) {
 // acknowledged before Slack's 3 s run out and still delivered.
 func TestPressAckedAtDeadline(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	srv.AddUser(bob)
-	general := srv.AddChannel(slacktest.Channel{Name: "general"})
+	srv, general := bobInGeneral(t)
 	a := newAdapter(t, srv, nil)
 	release := make(chan struct{})
 	inbox := &sdktest.Inbox{}
@@ -152,8 +147,7 @@ func TestPressAckedAtDeadline(t *testing.T) {
 		<-release
 		return nil
 	}
-	a.run(t, inbox)
-	waitState(t, a.reports, status.Ready)
+	a.runReady(t, inbox)
 	r, err := a.Send(context.Background(), channel.SendRequest{ChatID: general.ID, Text: "approve?",
 		Buttons: [][]channel.Button{{{ID: "yes", Label: "Yes"}, {ID: "no", Label: "No"}}}})
 	if err != nil {
@@ -209,8 +203,7 @@ func TestFiles(t *testing.T) {
 	dm := srv.AddDM(alice)
 	a := newAdapter(t, srv, nil)
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitState(t, a.reports, status.Ready)
+	a.runReady(t, inbox)
 	f := srv.AddFile("notes.txt", "text/plain", []byte("file body"))
 	srv.Post(slacktest.Message{Channel: dm.ID, User: alice.ID, Text: "see attached", Files: []slacktest.File{f}})
 	in := inbox.Wait(t, 1)[0]
@@ -253,13 +246,10 @@ func TestFiles(t *testing.T) {
 // another app's command is acknowledged and skipped.
 func TestSlashCommand(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	srv.AddUser(bob)
-	general := srv.AddChannel(slacktest.Channel{Name: "general"})
+	srv, general := bobInGeneral(t)
 	a := newAdapter(t, srv, nil)
 	inbox := &sdktest.Inbox{}
-	a.run(t, inbox)
-	waitState(t, a.reports, status.Ready)
+	a.runReady(t, inbox)
 	other := srv.Slash(bob.ID, general.ID, "/other", "x")
 	env := srv.Slash(bob.ID, general.ID, "/claw", "new")
 	in := inbox.Wait(t, 1)[0]

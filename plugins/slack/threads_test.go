@@ -20,9 +20,7 @@ import (
 // bot never posted in is not.
 func TestThreadsAfterRestart(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	srv.AddUser(bob)
-	general := srv.AddChannel(slacktest.Channel{Name: "general"})
+	srv, general := bobInGeneral(t)
 	dir := t.TempDir()
 	first := newAdapterIn(t, srv, dir, nil)
 	inbox := &sdktest.Inbox{}

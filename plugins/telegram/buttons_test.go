@@ -95,9 +95,7 @@ func TestSendButtonsFallbackAndNone(t *testing.T) {
 	srv.Fail("sendMessage", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: can't parse entities: Unexpected end tag at byte offset 3"})
 	a := newTestAdapter(t, srv, nil)
 	ctx := context.Background()
-	if _, err := a.Send(ctx, channel.SendRequest{ChatID: "5", Text: "*ok?*", Format: channel.FormatMarkdown, Buttons: approval}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "5", Text: "*ok?*", Format: channel.FormatMarkdown, Buttons: approval})
 	if s := srv.Sent(); len(s) != 1 || s[0].ParseMode != "" || !reflect.DeepEqual(s[0].Keyboard, approvalKeyboard) {
 		t.Fatalf("fallback %+v", s)
 	}
@@ -156,13 +154,9 @@ func TestSendButtonsInvalid(t *testing.T) {
 // answered question keeps none).
 func TestEditRemovesButtons(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	ctx := context.Background()
-	resp, err := a.Send(ctx, channel.SendRequest{ChatID: "5", Text: "run ls?", Buttons: approval})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := sendOK(t, a, channel.SendRequest{ChatID: "5", Text: "run ls?", Buttons: approval})
 	if m, _ := srv.Message(5, 1); !reflect.DeepEqual(m.Keyboard, approvalKeyboard) {
 		t.Fatalf("keyboard before the edit %+v", m.Keyboard)
 	}
@@ -231,15 +225,11 @@ func TestPressOf(t *testing.T) {
 // host stored it, the offset moving past it.
 func TestPressDeliveredThenAnswered(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	a.now = func() time.Time { return now }
 	forum := telegramtest.Chat{ID: -100777, Type: "supergroup", Title: "Forum", IsForum: true}
-	resp, err := a.Send(context.Background(), channel.SendRequest{ChatID: "-100777", ThreadID: "42", Text: "run ls?", Buttons: approval})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := sendOK(t, a, channel.SendRequest{ChatID: "-100777", ThreadID: "42", Text: "run ls?", Buttons: approval})
 	bob := telegramtest.User{ID: 7, FirstName: "Bob", Username: "bob"}
 	cb, err := srv.PressButton(forum, 1, "always", bob)
 	if err != nil {
@@ -252,17 +242,7 @@ func TestPressDeliveredThenAnswered(t *testing.T) {
 		}
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stop := runAdapter(t, ctx, cancel, a, inbox)
-	got := inbox.Wait(t, 1)
-	waitCtx, waitCancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer waitCancel()
-	answers, err := srv.WaitRequests(waitCtx, "answerCallbackQuery", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
-	_ = stop()
+	got, answers := runUntilAnswered(t, srv, a.Adapter, inbox)
 
 	want := channel.InboundMessage{ChatType: channel.ChatGroup, ChatID: "-100777", ThreadID: "42", MessageID: "cb:" + cb,
 		Sender: channel.Sender{ID: "7", Name: "Bob", Username: "bob"}, Text: "Always", WasMentioned: true, Timestamp: now,
@@ -280,6 +260,25 @@ func TestPressDeliveredThenAnswered(t *testing.T) {
 	}
 }
 
+// runUntilAnswered runs a with inbox until it has stored one message (a
+// button press) and answered one callback query, and Telegram has no
+// update pending; it returns what was stored and the answers.
+func runUntilAnswered(t *testing.T, srv *telegramtest.Server, a *Adapter, inbox *sdktest.Inbox) ([]channel.InboundMessage, []telegramtest.Request) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := runAdapter(t, ctx, cancel, a, inbox)
+	got := inbox.Wait(t, 1)
+	waitCtx, waitCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer waitCancel()
+	answers, err := srv.WaitRequests(waitCtx, "answerCallbackQuery", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
+	_ = stop()
+	return got, answers
+}
+
 // A press the host does not store is neither confirmed nor answered: it
 // comes again with the next getUpdates and is answered once stored. A
 // failed answer is only logged, without the token.
@@ -288,9 +287,7 @@ func TestPressNotAnsweredUntilStored(t *testing.T) {
 	srv := newServer(t)
 	a, logs := newLoggedAdapter(t, srv, nil)
 	a.sleep = (&sleepRecorder{}).sleep
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1001", Text: "run ls?", Buttons: approval}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "1001", Text: "run ls?", Buttons: approval})
 	cb, err := srv.PressButton(telegramtest.PrivateChat(1001), 1, "deny", alice)
 	if err != nil {
 		t.Fatal(err)
@@ -310,16 +307,7 @@ func TestPressNotAnsweredUntilStored(t *testing.T) {
 		}
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stop := runAdapter(t, ctx, cancel, a, inbox)
-	got := inbox.Wait(t, 1)
-	waitCtx, waitCancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer waitCancel()
-	if _, err := srv.WaitRequests(waitCtx, "answerCallbackQuery", 1); err != nil {
-		t.Fatal(err)
-	}
-	sdktest.WaitFor(t, "no update pending", func() bool { return srv.Pending() == 0 })
-	_ = stop()
+	got, _ := runUntilAnswered(t, srv, a, inbox)
 	if inbox.Calls() != 3 || got[0].Action == nil || got[0].Action.ButtonID != "deny" || got[0].MessageID != "cb:"+cb {
 		t.Fatalf("stored %+v after %d calls", got, inbox.Calls())
 	}
@@ -368,9 +356,7 @@ func TestPressByWebhook(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	a := newTestAdapter(t, srv, map[string]any{"webhook_listen": "127.0.0.1:0", "webhook_secret": "s3cret-s3cret-s3cret"})
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1001", Text: "run ls?", Buttons: approval}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "1001", Text: "run ls?", Buttons: approval})
 	cb, err := srv.PressButton(telegramtest.PrivateChat(1001), 1, "allow", alice)
 	if err != nil {
 		t.Fatal(err)
@@ -421,13 +407,9 @@ func TestPressByWebhook(t *testing.T) {
 // buttons removes it.
 func TestEditKeepsButtons(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	ctx := context.Background()
-	resp, err := a.Send(ctx, channel.SendRequest{ChatID: "5", Text: "⏳ Working · 0s", Buttons: approval})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := sendOK(t, a, channel.SendRequest{ChatID: "5", Text: "⏳ Working · 0s", Buttons: approval})
 	if err := a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: resp.MessageIDs[0], Text: "⏳ Working · 5s", Buttons: approval}); err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,27 @@ func newLoggedAdapter(t *testing.T, srv *telegramtest.Server, extra map[string]a
 	return a, logs
 }
 
+// newFake is a fresh fake Telegram and a test adapter configured against
+// it (newTestAdapter).
+func newFake(t *testing.T) (*telegramtest.Server, hostAdapter) {
+	t.Helper()
+	srv := newServer(t)
+	return srv, newTestAdapter(t, srv, nil)
+}
+
+// sendOK sends req with a (an Adapter or a hostAdapter), failing the
+// test on an error.
+func sendOK(t *testing.T, a interface {
+	Send(context.Context, channel.SendRequest) (channel.SendResponse, error)
+}, req channel.SendRequest) channel.SendResponse {
+	t.Helper()
+	res, err := a.Send(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 func newServer(t *testing.T) *telegramtest.Server {
 	t.Helper()
 	srv := telegramtest.NewServer(testToken)
@@ -111,6 +132,22 @@ func runAdapter(t *testing.T, ctx context.Context, cancel context.CancelFunc, a 
 	}
 	t.Cleanup(func() { _ = stop() })
 	return stop
+}
+
+// runUntilStored runs a with a fresh inbox, calls push (the fake's
+// update), stops a once the host has stored one message and returns the
+// stored messages.
+func runUntilStored(t *testing.T, a interface {
+	Run(context.Context, channel.Inbox) error
+}, push func()) []channel.InboundMessage {
+	t.Helper()
+	inbox := &sdktest.Inbox{}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := runAdapter(t, ctx, cancel, a, inbox)
+	push()
+	got := inbox.Wait(t, 1)
+	_ = stop()
+	return got
 }
 
 // webhookListenAddr returns a's bound webhook address once it listens.

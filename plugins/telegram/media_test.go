@@ -26,8 +26,7 @@ func writeFile(t *testing.T, name, data string) string {
 // markdown); the reply, topic and silence go with it.
 func TestSendTextAsCaption(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	img := writeFile(t, "chart.png", "\x89PNG")
 	doc := writeFile(t, "data.csv", "a,b")
 	resp, err := a.Send(context.Background(), channel.SendRequest{
@@ -54,14 +53,11 @@ func TestSendTextAsCaption(t *testing.T) {
 // Text longer than a caption goes first, as its own message.
 func TestSendLongTextBeforeMedia(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	doc := writeFile(t, "report.pdf", "%PDF")
 	long := strings.Repeat("word ", 300) // 1500 units
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", ReplyToMessageID: "3", Text: long,
-		Media: []channel.OutboundMedia{{Path: doc, Kind: channel.MediaDocument}}}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "1", ReplyToMessageID: "3", Text: long,
+		Media: []channel.OutboundMedia{{Path: doc, Kind: channel.MediaDocument}}})
 	s := srv.Sent()
 	if len(s) != 2 || s[0].Method != "sendMessage" || s[0].ReplyTo != 3 || s[1].Method != "sendDocument" || s[1].Text != "" || s[1].ReplyTo != 0 {
 		t.Fatalf("sent %+v", s)
@@ -72,15 +68,12 @@ func TestSendLongTextBeforeMedia(t *testing.T) {
 // Telegram refuses as a photo goes as a document.
 func TestSendMediaFallbacks(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	img := writeFile(t, "odd.png", "pixels")
 	srv.Fail("sendPhoto", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: can't parse entities: Unsupported start tag \"q\" at byte offset 0"})
 	srv.Fail("sendPhoto", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: PHOTO_INVALID_DIMENSIONS"})
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "*look*", Format: channel.FormatMarkdown,
-		Media: []channel.OutboundMedia{{Path: img, Kind: channel.MediaImage}}}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "1", Text: "*look*", Format: channel.FormatMarkdown,
+		Media: []channel.OutboundMedia{{Path: img, Kind: channel.MediaImage}}})
 	photos := srv.Requests("sendPhoto")
 	if len(photos) != 2 || photos[0].Params.Get("parse_mode") != "HTML" || photos[1].Params.Get("parse_mode") != "" || photos[1].Params.Get("caption") != "look" {
 		t.Fatalf("photo attempts %+v", photos)
@@ -101,22 +94,17 @@ func TestSendMediaFallbacks(t *testing.T) {
 // setting), go as documents.
 func TestSendVoiceNote(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	ogg := writeFile(t, "voice.ogg", "OggS opus")
 	wav := writeFile(t, "voice.wav", "RIFF")
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "spoken",
-		Media: []channel.OutboundMedia{{Path: ogg, Kind: channel.MediaVoice}, {Path: wav, Kind: channel.MediaVoice}}}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "1", Text: "spoken",
+		Media: []channel.OutboundMedia{{Path: ogg, Kind: channel.MediaVoice}, {Path: wav, Kind: channel.MediaVoice}}})
 	s := srv.Sent()
 	if len(s) != 2 || s[0].Method != "sendVoice" || s[0].Visible != "spoken" || string(s[0].File.Data) != "OggS opus" || s[1].Method != "sendDocument" {
 		t.Fatalf("sent %+v", s)
 	}
 	srv.Fail("sendVoice", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: VOICE_MESSAGES_FORBIDDEN"})
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "2", Media: []channel.OutboundMedia{{Path: ogg, Kind: channel.MediaVoice}}}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "2", Media: []channel.OutboundMedia{{Path: ogg, Kind: channel.MediaVoice}}})
 	if s := srv.Sent(); len(s) != 3 || s[2].Method != "sendDocument" || string(s[2].File.Data) != "OggS opus" {
 		t.Fatalf("a refused voice note: %+v", s)
 	}
@@ -124,8 +112,7 @@ func TestSendVoiceNote(t *testing.T) {
 
 func TestSendMediaErrors(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	empty := writeFile(t, "empty.txt", "")
 	ok := writeFile(t, "ok.txt", "x")
 	ctx := context.Background()
@@ -154,8 +141,7 @@ func TestSendMediaErrors(t *testing.T) {
 // download, and while streaming when the size is unknown or wrong.
 func TestDownloadMediaCaps(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	ctx := context.Background()
 	big := strings.Repeat("z", 5000)
 	srv.AddFileWithSize("huge", "documents/huge.iso", []byte("tiny stand-in"), 700<<20) // 700 MB announced
@@ -207,16 +193,12 @@ func TestDownloadMediaCaps(t *testing.T) {
 
 func TestEditErrors(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	ctx := context.Background()
-	resp, err := a.Send(ctx, channel.SendRequest{ChatID: "5", Text: "draft"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := sendOK(t, a, channel.SendRequest{ChatID: "5", Text: "draft"})
 	id := resp.MessageIDs[0]
 	srv.Fail("editMessageText", 1, telegramtest.TooManyRequests(2))
-	err = a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: id, Text: "more"})
+	err := a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: id, Text: "more"})
 	var ce *channel.Error
 	if !asErr(err, &ce) || ce.Code != channel.CodeRateLimited || ce.RetryAfter.Seconds() != 2 {
 		t.Fatalf("429: %v", err)
@@ -243,9 +225,7 @@ func TestPlainFallbackUsesConvertedTextWhenRawTooLong(t *testing.T) {
 	a := newTestAdapter(t, srv, map[string]any{"text_limit": 30})
 	srv.Fail("sendMessage", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: can't parse entities: x"})
 	md := "**aaaaaaaaaa** **bbbbbbbbbb** [c](https://example.com/long/url)" // raw > 30, visible 23
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: md, Format: channel.FormatMarkdown}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "1", Text: md, Format: channel.FormatMarkdown})
 	s := srv.Sent()
 	if len(s) != 1 || s[0].ParseMode != "" || s[0].Text != "aaaaaaaaaa bbbbbbbbbb c" {
 		t.Fatalf("sent %+v", s)
@@ -278,8 +258,7 @@ func asErr(err error, target **channel.Error) bool { return errors.As(err, targe
 // given none, sends the caption as plain text.
 func TestSendMarkdownCaption(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	img := writeFile(t, "chart.png", "\x89PNG")
 	req := channel.SendRequest{ChatID: "1", Format: channel.FormatMarkdown,
 		Media: []channel.OutboundMedia{{Path: img, Kind: channel.MediaImage, Caption: "**the chart**"}}}

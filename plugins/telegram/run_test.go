@@ -16,8 +16,7 @@ var alice = telegramtest.User{ID: 1001, FirstName: "Alice", Username: "alice"}
 
 func TestRunDeliversAndAdvancesOffset(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	inbox := &sdktest.Inbox{}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := runAdapter(t, ctx, cancel, a, inbox)
@@ -139,12 +138,7 @@ func TestConflictIsRetriedWithBackoff(t *testing.T) {
 	a := newTestAdapter(t, srv, nil)
 	rec := &sleepRecorder{}
 	a.sleep = rec.sleep
-	inbox := &sdktest.Inbox{}
-	ctx, cancel := context.WithCancel(context.Background())
-	stop := runAdapter(t, ctx, cancel, a, inbox)
-	srv.PushText(telegramtest.PrivateChat(1001), alice, "after conflict")
-	inbox.Wait(t, 1)
-	_ = stop()
+	runUntilStored(t, a, func() { srv.PushText(telegramtest.PrivateChat(1001), alice, "after conflict") })
 	got := rec.Delays()
 	want := []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second}
 	if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
@@ -178,12 +172,7 @@ func TestStartupRetriesGetMe(t *testing.T) {
 	a := newTestAdapter(t, srv, nil)
 	rec := &sleepRecorder{}
 	a.sleep = rec.sleep
-	inbox := &sdktest.Inbox{}
-	ctx, cancel := context.WithCancel(context.Background())
-	stop := runAdapter(t, ctx, cancel, a, inbox)
-	srv.PushText(telegramtest.Supergroup(-100, "devs"), alice, "hi @ClawBot")
-	got := inbox.Wait(t, 1)
-	_ = stop()
+	got := runUntilStored(t, a, func() { srv.PushText(telegramtest.Supergroup(-100, "devs"), alice, "hi @ClawBot") })
 	if !got[0].WasMentioned {
 		t.Fatalf("mention not detected after getMe retries: %+v", got[0])
 	}

@@ -56,9 +56,7 @@ func TestSendTakesTheHostsRendering(t *testing.T) {
 	a := newTestAdapter(t, srv, nil).Adapter // the plugin alone
 	// Unlike the text's own rendering, so that the test tells which was sent.
 	pre := &channel.Rendered{Markup: channel.MarkupHTMLSubset, Text: "<i>from the host</i>", Visible: "from the host"}
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "**done**", Format: channel.FormatMarkdown, Rendered: pre}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "1", Text: "**done**", Format: channel.FormatMarkdown, Rendered: pre})
 	reqs := srv.Requests("sendMessage")
 	if len(reqs) != 2 || reqs[0].Params.Get("text") != pre.Text || reqs[0].Params.Get("parse_mode") != "HTML" ||
 		reqs[1].Params.Get("text") != pre.Visible || reqs[1].Params.Get("parse_mode") != "" {
@@ -89,9 +87,7 @@ func TestSendFallsBackToPlainWhenHTMLRefused(t *testing.T) {
 	srv := newServer(t)
 	srv.Fail("sendMessage", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0"})
 	a := newTestAdapter(t, srv, nil)
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "*hi*", Format: channel.FormatMarkdown}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "1", Text: "*hi*", Format: channel.FormatMarkdown})
 	reqs := srv.Requests("sendMessage")
 	if len(reqs) != 2 || reqs[0].Params.Get("parse_mode") != "HTML" || reqs[1].Params.Get("parse_mode") != "" || reqs[1].Params.Get("text") != "hi" {
 		t.Fatalf("requests %+v", reqs)
@@ -106,9 +102,7 @@ func TestSendLimitCountsVisibleText(t *testing.T) {
 	srv := newServer(t)
 	a := newTestAdapter(t, srv, map[string]any{"text_limit": 20})
 	// 29 units of markdown, 20 visible.
-	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: "**" + strings.Repeat("a", 10) + "** [" + strings.Repeat("b", 9) + "](https://x.io)", Format: channel.FormatMarkdown}); err != nil {
-		t.Fatal(err)
-	}
+	sendOK(t, a, channel.SendRequest{ChatID: "1", Text: "**" + strings.Repeat("a", 10) + "** [" + strings.Repeat("b", 9) + "](https://x.io)", Format: channel.FormatMarkdown})
 	if s := srv.Sent(); len(s) != 1 || s[0].ParseMode != "HTML" {
 		t.Fatalf("sent %+v", s)
 	}
@@ -129,8 +123,7 @@ func TestSendLimitCountsVisibleText(t *testing.T) {
 
 func TestSendLimitIsUTF16(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	_, a := newFake(t)
 	ok := strings.Repeat("😀", 2048) // 4096 units
 	if _, err := a.Send(context.Background(), channel.SendRequest{ChatID: "1", Text: ok, Format: channel.FormatMarkdown}); err != nil {
 		t.Fatalf("4096 units: %v", err)
@@ -179,8 +172,7 @@ func TestSendErrorMapping(t *testing.T) {
 
 func TestSendRealChatNotFound(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	_, a := newFake(t)
 	_, err := a.Send(context.Background(), channel.SendRequest{ChatID: "nobody", Text: "hi"})
 	if channel.CodeOf(err) != channel.CodeChatNotFound {
 		t.Fatal(err)
@@ -197,8 +189,7 @@ func TestSendRealChatNotFound(t *testing.T) {
 
 func TestSendMedia(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	dir := t.TempDir()
 	img := filepath.Join(dir, "chart.png")
 	doc := filepath.Join(dir, "notes.txt")
@@ -239,13 +230,9 @@ func TestSendMedia(t *testing.T) {
 
 func TestEdit(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	ctx := context.Background()
-	resp, err := a.Send(ctx, channel.SendRequest{ChatID: "5", Text: "draft"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := sendOK(t, a, channel.SendRequest{ChatID: "5", Text: "draft"})
 	id := resp.MessageIDs[0]
 	if err := a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: id, Text: "**final**", Format: channel.FormatMarkdown}); err != nil {
 		t.Fatal(err)
@@ -265,7 +252,7 @@ func TestEdit(t *testing.T) {
 	if s := srv.Sent(); s[2].ParseMode != "" || s[2].Text != "plain now" {
 		t.Fatalf("fallback %+v", s[2])
 	}
-	err = a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: "4242", Text: "x"})
+	err := a.Edit(ctx, channel.EditRequest{ChatID: "5", MessageID: "4242", Text: "x"})
 	if channel.CodeOf(err) != channel.CodeInvalidRequest {
 		t.Fatal(err)
 	}
@@ -273,8 +260,7 @@ func TestEdit(t *testing.T) {
 
 func TestSetTyping(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	ctx := context.Background()
 	if err := a.SetTyping(ctx, channel.TypingRequest{ChatID: "5", ThreadID: "9", On: true}); err != nil {
 		t.Fatal(err)
@@ -326,8 +312,7 @@ func TestCappedBodyWhenSizeUnknown(t *testing.T) {
 
 func TestSetCommands(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	err := a.SetCommands(context.Background(), []channel.MenuEntry{
 		{Name: "/New", Description: "start a new session"},
 		{Name: "status", Description: ""},
@@ -450,8 +435,7 @@ func TestParallelSendsKeepTheirConnections(t *testing.T) {
 // does not offer is refused before any call.
 func TestReact(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	a := newTestAdapter(t, srv, nil)
+	srv, a := newFake(t)
 	ctx := context.Background()
 	for _, e := range []string{"👀", "❤️"} {
 		if err := a.React(ctx, channel.ReactRequest{ChatID: "1001", MessageID: "7", Emoji: e}); err != nil {

@@ -77,12 +77,7 @@ func TestReportedStatusRecovers(t *testing.T) {
 	rep := &sdktest.Statuses{}
 	a.status = rep
 	a.sleep = (&sleepRecorder{}).sleep
-	inbox := &sdktest.Inbox{}
-	ctx, cancel := context.WithCancel(context.Background())
-	stop := runAdapter(t, ctx, cancel, a, inbox)
-	srv.PushText(telegramtest.PrivateChat(1001), alice, "back")
-	inbox.Wait(t, 1)
-	_ = stop()
+	runUntilStored(t, a, func() { srv.PushText(telegramtest.PrivateChat(1001), alice, "back") })
 	var states []status.State
 	for _, r := range rep.All() {
 		if len(states) == 0 || states[len(states)-1] != r.State {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
 // makeAudio has ffmpeg write seconds of a sine tone to path in the format
@@ -84,7 +86,7 @@ func TestHostileVoiceNotes(t *testing.T) {
 			// The engine keeps the {wav} it was given, so the test can
 			// hear what ffmpeg decoded.
 			heard := filepath.Join(t.TempDir(), "heard.wav")
-			s := &stt{command: []string{script(t, `cp "$1" "`+heard+`"; echo heard`), "{wav}"}, timeout: 30 * time.Second}
+			s := &stt{command: []string{sdktest.ShellScript(t, "engine.sh", `cp "$1" "`+heard+`"; echo heard`), "{wav}"}, timeout: 30 * time.Second}
 			eng := &engine{ffmpeg: "ffmpeg", env: []string{"PATH=" + os.Getenv("PATH")}, work: t.TempDir()}
 			text, err := eng.transcribe(context.Background(), s, note)
 			if !tc.refused {

@@ -34,23 +34,10 @@ func needTools(t *testing.T) {
 	}
 }
 
-// script writes an executable shell script and returns its path.
-func script(t *testing.T, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "engine.sh")
-	sdktest.WriteExecutable(t, p, []byte("#!/bin/sh\n"+body+"\n"), 0o700)
-	return p
-}
-
 // start serves a fresh plugin configured with cfg and dataDir.
 func start(t *testing.T, cfg map[string]any, dataDir string) *pluginclient.Plugin {
 	t.Helper()
-	h := sdktest.Start(t, New())
-	js, _ := json.Marshal(cfg)
-	if diags, err := h.Plugin.Configure(context.Background(), schema.Config{Instance: "voice", DataDir: dataDir, JSON: js}); err != nil || diags != nil {
-		t.Fatalf("configure: %v %v", diags, err)
-	}
-	return h.Plugin
+	return sdktest.Start(t, New()).Configure(t, schema.Config{Instance: "voice", DataDir: dataDir, JSON: sdktest.ConfigJSON(t, cfg, nil)}).Plugin
 }
 
 // probeAudio returns ffprobe's codec and duration of an audio file's data.
@@ -104,8 +91,8 @@ func TestVoiceBothWays(t *testing.T) {
 	data := t.TempDir()
 	spoken := filepath.Join(t.TempDir(), "spoken.txt")
 	// The default espeak-ng, wrapped to record what it was asked to say.
-	tts := script(t, `tee "`+spoken+`" | espeak-ng --stdin -w "$1"`)
-	cfg := map[string]any{"stt_command": []string{script(t, `printf 'you said: '; cat "$1"`), "{file}"}, "tts_command": []string{tts, "{out}"}}
+	tts := sdktest.ShellScript(t, "engine.sh", `tee "`+spoken+`" | espeak-ng --stdin -w "$1"`)
+	cfg := map[string]any{"stt_command": []string{sdktest.ShellScript(t, "engine.sh", `printf 'you said: '; cat "$1"`), "{file}"}, "tts_command": []string{tts, "{out}"}}
 	p := start(t, cfg, data)
 	ctx := context.Background()
 	audio := filepath.Join(t.TempDir(), "note.ogg")
@@ -200,8 +187,8 @@ func TestVoiceFailures(t *testing.T) {
 	needTools(t)
 	flag := filepath.Join(t.TempDir(), "fail")
 	_ = os.WriteFile(flag, nil, 0o600)
-	tts := script(t, `if [ -e "`+flag+`" ]; then echo "engine down" >&2; exit 3; fi; espeak-ng --stdin -w "$1"`)
-	stt := script(t, `echo "no model" >&2; exit 1`)
+	tts := sdktest.ShellScript(t, "engine.sh", `if [ -e "`+flag+`" ]; then echo "engine down" >&2; exit 3; fi; espeak-ng --stdin -w "$1"`)
+	stt := sdktest.ShellScript(t, "engine.sh", `echo "no model" >&2; exit 1`)
 	p := start(t, map[string]any{"stt_command": []string{stt, "{file}"}, "tts_command": []string{tts, "{out}"}, "default_mode": "on"}, t.TempDir())
 	ctx := context.Background()
 	send := func(id string) hook.SendingResponse {
@@ -228,7 +215,7 @@ func TestVoiceFailures(t *testing.T) {
 		t.Fatalf("a new outage is not told: %+v", s)
 	}
 
-	hang := start(t, map[string]any{"tts_command": []string{script(t, "sleep 30"), "{out}"}, "tts_timeout": "300ms", "default_mode": "on"}, t.TempDir())
+	hang := start(t, map[string]any{"tts_command": []string{sdktest.ShellScript(t, "engine.sh", "sleep 30"), "{out}"}, "tts_timeout": "300ms", "default_mode": "on"}, t.TempDir())
 	s, err := hang.MessageSending(ctx, hook.SendingRequest{CallID: "1", Conversation: conv("h", "telegram"), VoiceNoteFormat: channel.VoiceNoteOggOpus, Text: "Slow."})
 	if err != nil || len(s.Media) != 0 || !strings.Contains(s.Text, "no result within 300ms") {
 		t.Fatalf("a hanging engine: %+v %v", s, err)

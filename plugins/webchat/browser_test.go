@@ -8,10 +8,11 @@ import (
 
 	"context"
 	"fmt"
-	"github.com/chromedp/chromedp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/clawhost/clawhost/plugins/webchat/webchattest"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -19,6 +20,23 @@ import (
 
 // browserTimeout bounds each browser test as a whole.
 const browserTimeout = 60 * time.Second
+
+// openAndSay opens the chat page in b, sends text from it and returns the
+// message as the host got it.
+func openAndSay(t *testing.T, ctx context.Context, b *webchattest.Browser, r *running, text string) channel.InboundMessage {
+	t.Helper()
+	if err := b.Open(r.Link()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Send(text); err != nil {
+		t.Fatal(err)
+	}
+	in, err := r.inbox.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
 
 // TestBrowserConversation plays the host against the real page in headless
 // Chromium: the user sends, the host streams a reply (Send, then Edits), the
@@ -31,16 +49,7 @@ func TestBrowserConversation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
 	defer cancel()
 
-	if err := b.Open(r.Link()); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Send("hello from the browser"); err != nil {
-		t.Fatal(err)
-	}
-	in, err := r.inbox.Next(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := openAndSay(t, ctx, b, r, "hello from the browser")
 	if in.Text != "hello from the browser" || in.ChatType != channel.ChatDirect || in.ChatID != in.Sender.ID {
 		t.Fatalf("inbound %+v", in)
 	}
@@ -288,16 +297,7 @@ func TestBrowserAudioPlayer(t *testing.T) {
 	r := start(t, setup{dataDir: t.TempDir()})
 	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
 	defer cancel()
-	if err := b.Open(r.Link()); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Send("speak to me"); err != nil {
-		t.Fatal(err)
-	}
-	in, err := r.inbox.Next(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := openAndSay(t, ctx, b, r, "speak to me")
 	if _, err := r.Send(ctx, channel.SendRequest{ChatID: in.ChatID, Text: "Spoken.", Media: []channel.OutboundMedia{{Path: mp3, Kind: channel.MediaAudio}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -142,16 +142,7 @@ func TestBrowserButtons(t *testing.T) {
 	r := start(t, setup{})
 	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
 	defer cancel()
-	if err := b.Open(r.Link()); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Send("hi"); err != nil {
-		t.Fatal(err)
-	}
-	in, err := r.inbox.Next(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := openAndSay(t, ctx, b, r, "hi")
 	res, err := r.Send(ctx, channel.SendRequest{ChatID: in.ChatID, Text: "claude wants to use <b>Bash</b>", Format: channel.FormatPlain, Buttons: approvalButtons})
 	if err != nil {
 		t.Fatal(err)

@@ -339,13 +339,13 @@ func TestUserTextIsEscaped(t *testing.T) {
 	}
 }
 
-func TestAccessToken(t *testing.T) {
-	t.Parallel()
-	const token = "0123456789abcdef-secret"
-	r := start(t, setup{token: token})
-	ctx := testCtx(t)
+// unauthorized checks that each of urls, fetched without the access
+// token, is answered 401; it returns the client it used, which does not
+// follow redirects.
+func unauthorized(t *testing.T, urls ...string) *http.Client {
+	t.Helper()
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	for _, u := range []string{r.URL(), r.URL() + "?token=wrong", r.URL() + "static/app.js", r.URL() + "ws"} {
+	for _, u := range urls {
 		res, err := noRedirect.Get(u)
 		if err != nil {
 			t.Fatal(err)
@@ -355,6 +355,15 @@ func TestAccessToken(t *testing.T) {
 			t.Errorf("GET %s without token: %s, want 401", u, res.Status)
 		}
 	}
+	return noRedirect
+}
+
+func TestAccessToken(t *testing.T) {
+	t.Parallel()
+	const token = "0123456789abcdef-secret"
+	r := start(t, setup{token: token})
+	ctx := testCtx(t)
+	noRedirect := unauthorized(t, r.URL(), r.URL()+"?token=wrong", r.URL()+"static/app.js", r.URL()+"ws")
 	res, err := noRedirect.Get(r.URL() + "?token=" + token)
 	if err != nil {
 		t.Fatal(err)
@@ -441,17 +450,7 @@ func TestTokenWithoutConfig(t *testing.T) {
 	dir := t.TempDir()
 	r := start(t, setup{dataDir: dir})
 	ctx := testCtx(t)
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	for _, u := range []string{r.URL(), r.URL() + "static/app.js", r.URL() + "ws"} {
-		res, err := noRedirect.Get(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusUnauthorized {
-			t.Errorf("GET %s without token: %s, want 401", u, res.Status)
-		}
-	}
+	noRedirect := unauthorized(t, r.URL(), r.URL()+"static/app.js", r.URL()+"ws")
 	if res, err := noRedirect.Get(r.URL() + "healthz"); err != nil || res.StatusCode != http.StatusOK {
 		t.Errorf("healthz: %v %v, want 200 without the token", res, err)
 	}

@@ -149,6 +149,14 @@ func (r *fakeRig) link(t *testing.T) {
 	r.st.Wait(t, next, "ready", isReady)
 }
 
+// startLinked is start, then link.
+func startLinked(t *testing.T, srv *whatsapptest.Server, dir string, extra map[string]any) *fakeRig {
+	t.Helper()
+	r := start(t, srv, dir, extra)
+	r.link(t)
+	return r
+}
+
 func contact(t *testing.T, srv *whatsapptest.Server, phone, lid, name string) *whatsapptest.Contact {
 	t.Helper()
 	c, err := srv.AddContact(whatsapptest.ContactOptions{Phone: phone, LID: lid, Name: name})
@@ -172,8 +180,7 @@ func TestFakeLinkAndConverse(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t)
 	dir := t.TempDir()
-	r := start(t, srv, dir, nil)
-	r.link(t)
+	r := startLinked(t, srv, dir, nil)
 	ann := contact(t, srv, "15550002222", "200000000000002", "Ann")
 	ctx := ctxLong(t)
 
@@ -242,8 +249,7 @@ func TestFakeLinkAndConverse(t *testing.T) {
 func TestFakeGroup(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t)
-	r := start(t, srv, t.TempDir(), nil)
-	r.link(t)
+	r := startLinked(t, srv, t.TempDir(), nil)
 	ann := contact(t, srv, "15550003333", "200000000000003", "Ann")
 	bob := contact(t, srv, "15550004444", "200000000000004", "Bob")
 	g, err := srv.AddGroup(whatsapptest.GroupOptions{ID: "120363000000000042", Name: "Team", Members: []*whatsapptest.Contact{ann, bob}})
@@ -286,8 +292,7 @@ func TestFakeGroup(t *testing.T) {
 func TestFakeSelfChat(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t)
-	r := start(t, srv, t.TempDir(), map[string]any{"self_chat": true, "only_self_chat": true})
-	r.link(t)
+	r := startLinked(t, srv, t.TempDir(), map[string]any{"self_chat": true, "only_self_chat": true})
 	ctx := ctxLong(t)
 	if _, err := srv.PhoneSendText(ctx, srv.JID(), whatsapptest.TextOptions{Text: "remind me"}); err != nil {
 		t.Fatal(err)
@@ -317,8 +322,7 @@ func TestFakeRedeliveryAfterRestart(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t)
 	dir := t.TempDir()
-	r := start(t, srv, dir, nil)
-	r.link(t)
+	r := startLinked(t, srv, dir, nil)
 	r.in.mu.Lock()
 	r.in.hold = true
 	r.in.mu.Unlock()
@@ -358,8 +362,7 @@ func TestFakeTerminal(t *testing.T) {
 	t.Run("logged out, then relinked", func(t *testing.T) {
 		t.Parallel()
 		srv := newFake(t)
-		r := start(t, srv, t.TempDir(), nil)
-		r.link(t)
+		r := startLinked(t, srv, t.TempDir(), nil)
 		from := len(r.st.All())
 		srv.RemoveDevice()
 		st, next := r.st.Wait(t, from, "logged out", func(s status.Status) bool {
@@ -380,8 +383,7 @@ func TestFakeTerminal(t *testing.T) {
 	t.Run("client outdated", func(t *testing.T) {
 		t.Parallel()
 		srv := newFake(t)
-		r := start(t, srv, t.TempDir(), nil)
-		r.link(t)
+		r := startLinked(t, srv, t.TempDir(), nil)
 		from := len(r.st.All())
 		srv.SetFailure(whatsapptest.Failure{Reason: whatsapptest.FailureClientOutdated})
 		if err := srv.DropConnection(); err != nil {
@@ -428,8 +430,7 @@ func TestFakePairPhone(t *testing.T) {
 func TestFakeMedia(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t)
-	r := start(t, srv, t.TempDir(), nil)
-	r.link(t)
+	r := startLinked(t, srv, t.TempDir(), nil)
 	ann := contact(t, srv, "15550008888", "200000000000008", "Ann")
 	ctx := ctxLong(t)
 	voice := []byte("OggS fake opus bytes")

@@ -85,8 +85,7 @@ func imageMessage(m whatsapptest.Media, directPath string, length uint64) *waE2E
 func TestFakeMediaOnlyFromWhatsAppPaths(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t)
-	r := start(t, srv, t.TempDir(), nil)
-	r.link(t)
+	r := startLinked(t, srv, t.TempDir(), nil)
 	ann := contact(t, srv, "15550007777", "200000000000007", "Ann")
 	ctx := ctxLong(t)
 
@@ -147,8 +146,7 @@ func TestFakeMediaHostsOnlyWhatsApps(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t)
 	srv.SetMediaHost("metadata.evil.example")
-	r := start(t, srv, t.TempDir(), nil)
-	r.link(t)
+	r := startLinked(t, srv, t.TempDir(), nil)
 	ann := contact(t, srv, "15550006666", "200000000000006", "Ann")
 	ctx := ctxLong(t)
 	m, err := srv.UploadMedia([]byte("\xff\xd8\xff a photo"), whatsmeow.MediaImage)

@@ -72,8 +72,7 @@ func TestSendNotConnected(t *testing.T) {
 func TestSendTakesTheHostsRendering(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t)
-	r := start(t, srv, t.TempDir(), nil)
-	r.link(t)
+	r := startLinked(t, srv, t.TempDir(), nil)
 	contact(t, srv, "15550003333", "200000000000003", "Cy")
 	ctx := ctxLong(t)
 	const md = "**done**: see [the docs](https://e.com) & ~~not~~ _this_\n\n| a | bb |\n|---|---|\n| 1 | 2 |\n\n- one\n- two\n\n```go\nx := 1\n```"

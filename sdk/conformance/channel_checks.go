@@ -15,12 +15,35 @@ import (
 	"github.com/clawhost/clawhost/sdk/pluginclient"
 )
 
-// injected starts an instance for an inbound check, or says it is skipped.
-func (tg Target) injected(ctx context.Context) (Instance, pluginclient.Description, func() error, error) {
-	if tg.Inject == nil {
-		return Instance{}, pluginclient.Description{}, nil, fmt.Errorf("%w: needs a way to inject inbound messages", ErrSkipped)
+// channelCheck is the body of a channel check: it is given an instance
+// configured with Target.Config, its description, and a context of six
+// Target.Timeouts (the check sends and receives several times).
+type channelCheck func(ctx context.Context, tg Target, inst Instance, d pluginclient.Description) (string, error)
+
+// inbound is the Check.Run of a channel check that needs inbound
+// messages: it is skipped when the target cannot inject them.
+func inbound(f channelCheck) func(context.Context, Target) (string, error) {
+	return func(ctx context.Context, tg Target) (string, error) {
+		if tg.Inject == nil {
+			return "", fmt.Errorf("%w: needs a way to inject inbound messages", ErrSkipped)
+		}
+		return onChannel(f)(ctx, tg)
 	}
-	return tg.configured(ctx)
+}
+
+// onChannel is the Check.Run of a channel check: f runs on a configured
+// instance that is stopped after.
+func onChannel(f channelCheck) func(context.Context, Target) (string, error) {
+	return func(ctx context.Context, tg Target) (string, error) {
+		inst, d, stop, err := tg.configured(ctx)
+		if err != nil {
+			return "", err
+		}
+		defer stop()
+		ctx, cancel := context.WithTimeout(ctx, 6*tg.timeout())
+		defer cancel()
+		return f(ctx, tg, inst, d)
+	}
 }
 
 func (tg Target) inject(ctx context.Context, inst Instance, text string) (string, error) {
@@ -31,29 +54,31 @@ func (tg Target) inject(ctx context.Context, inst Instance, text string) (string
 	return chat, nil
 }
 
+// injectNext opens a stream, injects text and waits for the stream's
+// next delivery; chat is the chat Target.Inject named ("" when it did
+// not). The stream lives as long as ctx.
+func (tg Target) injectNext(ctx context.Context, inst Instance, text string) (s *pluginclient.Stream, in pluginclient.Delivery, chat string, err error) {
+	s, err = inst.Plugin.Receive(ctx, 16)
+	if err != nil {
+		return nil, in, "", fmt.Errorf("receive: %w", err)
+	}
+	if chat, err = tg.inject(ctx, inst, text); err != nil {
+		return nil, in, "", err
+	}
+	if in, err = next(s, tg.timeout()); err != nil {
+		return nil, in, "", err
+	}
+	return s, in, chat, nil
+}
+
 // checkReceiveAckRedeliver: an injected message arrives with its chat,
 // message and sender ids, is delivered again on a new stream while unacked,
 // and after an ack the next message follows.
-func checkReceiveAckRedeliver(ctx context.Context, tg Target) (string, error) {
-	inst, _, stop, err := tg.injected(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 6*tg.timeout())
-	defer cancel()
+func checkReceiveAckRedeliver(ctx context.Context, tg Target, inst Instance, _ pluginclient.Description) (string, error) {
 	p := inst.Plugin
 	sctx, end := context.WithCancel(ctx)
 	defer end()
-	s, err := p.Receive(sctx, 16)
-	if err != nil {
-		return "", fmt.Errorf("receive: %w", err)
-	}
-	chat, err := tg.inject(ctx, inst, "conformance one")
-	if err != nil {
-		return "", err
-	}
-	first, err := next(s, tg.timeout())
+	s, first, chat, err := tg.injectNext(sctx, inst, "conformance one")
 	if err != nil {
 		return "", err
 	}
@@ -105,23 +130,9 @@ const nackRetry = 300 * time.Millisecond
 // held it: channel.Inbox.Deliver) or as a new one (the plugin offered it,
 // channel.Offer, and the platform sent it again). A plugin without Nack
 // passes (the host then reopens the stream instead).
-func checkNackRedeliver(ctx context.Context, tg Target) (string, error) {
-	inst, _, stop, err := tg.injected(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 6*tg.timeout())
-	defer cancel()
+func checkNackRedeliver(ctx context.Context, tg Target, inst Instance, _ pluginclient.Description) (string, error) {
 	p := inst.Plugin
-	s, err := p.Receive(ctx, 16)
-	if err != nil {
-		return "", fmt.Errorf("receive: %w", err)
-	}
-	if _, err := tg.inject(ctx, inst, "conformance nack"); err != nil {
-		return "", err
-	}
-	first, err := next(s, tg.timeout())
+	s, first, _, err := tg.injectNext(ctx, inst, "conformance nack")
 	if err != nil {
 		return "", err
 	}
@@ -152,14 +163,7 @@ func checkNackRedeliver(ctx context.Context, tg Target) (string, error) {
 // checkSend: a plain reply, a reply of exactly the declared text limit, a
 // reply with buttons where the channel declares them, and a
 // markdown reply.
-func checkSend(ctx context.Context, tg Target) (string, error) {
-	inst, d, stop, err := tg.injected(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 6*tg.timeout())
-	defer cancel()
+func checkSend(ctx context.Context, tg Target, inst Instance, d pluginclient.Description) (string, error) {
 	p := inst.Plugin
 	in, err := receiveOne(ctx, tg, inst, "hello")
 	if err != nil {
@@ -208,14 +212,7 @@ func atLimit(unit channel.LengthUnit, n int) string {
 // in LengthUnit) are accepted; one unit more is refused with
 // CodeMessageTooLong or sent split (more than one message id), never
 // accepted as one message nor failed otherwise.
-func checkTextLimit(ctx context.Context, tg Target) (string, error) {
-	inst, d, stop, err := tg.injected(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 6*tg.timeout())
-	defer cancel()
+func checkTextLimit(ctx context.Context, tg Target, inst Instance, d pluginclient.Description) (string, error) {
 	in, err := receiveOne(ctx, tg, inst, "limits")
 	if err != nil {
 		return "", err
@@ -244,35 +241,23 @@ func checkTextLimit(ctx context.Context, tg Target) (string, error) {
 // *channel.Error of CodeChatNotFound (the host then gives up on the reply
 // instead of retrying it), not with a transport error or another code.
 func checkUnknownChat(ctx context.Context, tg Target) (string, error) {
-	inst, _, stop, err := tg.configured(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, tg.timeout())
-	defer cancel()
-	chat := tg.UnknownChatID
-	if chat == "" {
-		chat = DefaultUnknownChatID
-	}
-	_, err = inst.Plugin.Send(ctx, channel.SendRequest{ChatID: chat, Text: "to nobody", Format: channel.FormatPlain})
-	var ce *channel.Error
-	if !errors.As(err, &ce) || ce.Code != channel.CodeChatNotFound {
-		return "", fmt.Errorf("send to unknown chat %q: got %v, want a *channel.Error with code %s", chat, err, channel.CodeChatNotFound)
-	}
-	return "", nil
+	return tg.check(ctx, true, func(ctx context.Context, inst Instance) (string, error) {
+		chat := tg.UnknownChatID
+		if chat == "" {
+			chat = DefaultUnknownChatID
+		}
+		_, err := inst.Plugin.Send(ctx, channel.SendRequest{ChatID: chat, Text: "to nobody", Format: channel.FormatPlain})
+		var ce *channel.Error
+		if !errors.As(err, &ce) || ce.Code != channel.CodeChatNotFound {
+			return "", fmt.Errorf("send to unknown chat %q: got %v, want a *channel.Error with code %s", chat, err, channel.CodeChatNotFound)
+		}
+		return "", nil
+	})
 }
 
 // receiveOne opens a stream, injects text and acks what arrives.
 func receiveOne(ctx context.Context, tg Target, inst Instance, text string) (pluginclient.Delivery, error) {
-	s, err := inst.Plugin.Receive(ctx, 16)
-	if err != nil {
-		return pluginclient.Delivery{}, fmt.Errorf("receive: %w", err)
-	}
-	if _, err := tg.inject(ctx, inst, text); err != nil {
-		return pluginclient.Delivery{}, err
-	}
-	in, err := next(s, tg.timeout())
+	_, in, _, err := tg.injectNext(ctx, inst, text)
 	if err != nil {
 		return pluginclient.Delivery{}, err
 	}
@@ -292,17 +277,10 @@ func absent(err error) bool {
 // checkOptionalCapabilities: typing, edit and reactions fail as absent when
 // not declared, a declared Edit works on a sent message, and the plugin is
 // still running after React.
-func checkOptionalCapabilities(ctx context.Context, tg Target) (string, error) {
-	inst, d, stop, err := tg.configured(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 6*tg.timeout())
-	defer cancel()
+func checkOptionalCapabilities(ctx context.Context, tg Target, inst Instance, d pluginclient.Description) (string, error) {
 	p := inst.Plugin
 	var pr problems
-	err = p.SetTyping(ctx, channel.TypingRequest{ChatID: "x", On: true})
+	err := p.SetTyping(ctx, channel.TypingRequest{ChatID: "x", On: true})
 	if !d.Typing && !absent(err) {
 		pr.addf("SetTyping without the typing capability: got %v, want unsupported", err)
 	}

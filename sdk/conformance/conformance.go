@@ -92,12 +92,12 @@ var ErrSkipped = errors.New("skipped")
 func ChannelChecks() []Check {
 	return []Check{
 		{"describe", checkDescribeChannel},
-		{"receive_ack_redeliver", checkReceiveAckRedeliver},
-		{"nack_redeliver", checkNackRedeliver},
-		{"send", checkSend},
-		{"text_limit", checkTextLimit},
+		{"receive_ack_redeliver", inbound(checkReceiveAckRedeliver)},
+		{"nack_redeliver", inbound(checkNackRedeliver)},
+		{"send", inbound(checkSend)},
+		{"text_limit", inbound(checkTextLimit)},
 		{"unknown_chat", checkUnknownChat},
-		{"optional_capabilities", checkOptionalCapabilities},
+		{"optional_capabilities", onChannel(checkOptionalCapabilities)},
 	}
 }
 

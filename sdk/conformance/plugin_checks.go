@@ -280,7 +280,6 @@ func checkBeforeAgentStart(ctx context.Context, tg Target) (string, error) {
 	})
 }
 
-// injected starts an instance for an inbound check, or says it is skipped.
 // hasErrors reports whether d holds a diagnostic that is not a warning.
 func hasErrors(d schema.Diagnostics) bool {
 	for _, x := range d {

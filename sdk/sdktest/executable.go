@@ -2,6 +2,7 @@ package sdktest
 
 import (
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 )
@@ -24,4 +25,14 @@ func WriteExecutable(tb testing.TB, path string, data []byte, perm os.FileMode) 
 	if err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// ShellScript writes body as a /bin/sh script named name (mode 0700, with
+// WriteExecutable) in a new directory of tb's and returns its path: a fake
+// engine, hook or tool for a plugin under test to run.
+func ShellScript(tb testing.TB, name, body string) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), name)
+	WriteExecutable(tb, p, []byte("#!/bin/sh\n"+body+"\n"), 0o700)
+	return p
 }

@@ -41,3 +41,19 @@ func TestWriteExecutableNotBusy(t *testing.T) {
 		_ = os.Remove(p)
 	}
 }
+
+// TestShellScript: the script is named as asked, private to its owner,
+// and runs body with /bin/sh.
+func TestShellScript(t *testing.T) {
+	p := ShellScript(t, "engine.sh", `printf '%s' "$1"`)
+	if filepath.Base(p) != "engine.sh" {
+		t.Errorf("path %s", p)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("stat: %v %v", fi, err)
+	}
+	out, err := exec.Command(p, "spoken").Output()
+	if err != nil || string(out) != "spoken" {
+		t.Fatalf("ran: %q %v", out, err)
+	}
+}

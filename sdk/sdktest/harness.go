@@ -23,6 +23,7 @@ import (
 	"github.com/clawhost/clawhost/sdk"
 	"github.com/clawhost/clawhost/sdk/internal/wire"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
+	"github.com/clawhost/clawhost/sdk/schema"
 )
 
 // StopTimeout bounds each step of the teardown at the end of a test: the
@@ -45,6 +46,21 @@ func Start(t testing.TB, p sdk.Plugin) *Harness {
 	t.Helper()
 	h, stop := start(t, p, StopTimeout)
 	t.Cleanup(stop)
+	return h
+}
+
+// Configure configures the plugin with cfg as the host does (bounded by
+// WaitDeadline) and returns h; an error or any diagnostic, a warning too,
+// fails t:
+//
+//	h := sdktest.Start(t, plugin()).Configure(t, schema.Config{Instance: "x", JSON: []byte(`{}`)})
+func (h *Harness) Configure(t testing.TB, cfg schema.Config) *Harness {
+	t.Helper()
+	ctx, cancel := context.WithDeadline(context.Background(), WaitDeadline(t))
+	defer cancel()
+	if diags, err := h.Plugin.Configure(ctx, cfg); err != nil || len(diags) > 0 {
+		t.Fatalf("configure: %v %v", diags, err)
+	}
 	return h
 }
 

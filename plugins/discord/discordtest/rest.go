@@ -279,23 +279,43 @@ func decodeOutgoing(r *http.Request, body []byte) (outgoing, []UploadedFile, err
 	return o, files, nil
 }
 
+// readOutgoing decodes the body of a new message (decodeOutgoing) and
+// its content; on invalid JSON or content over MaxContentLength it answers
+// Discord's error and ok is false.
+func readOutgoing(w http.ResponseWriter, r *http.Request, body []byte) (o outgoing, files []UploadedFile, content string, ok bool) {
+	o, files, err := decodeOutgoing(r, body)
+	if err != nil {
+		apiError(w, 400, 50109, "The request body contains invalid JSON.")
+		return o, nil, "", false
+	}
+	if o.Content != nil {
+		content = *o.Content
+	}
+	if utf8.RuneCountInString(content) > MaxContentLength {
+		tooLong(w)
+		return o, nil, "", false
+	}
+	return o, files, content, true
+}
+
+// postedLocked stores m, a message the bot posted, records how it was sent,
+// unlocks s.mu and answers with m.
+func (s *Server) postedLocked(w http.ResponseWriter, m *Message, how Sent) {
+	s.storeLocked(m)
+	s.addSentLocked(how)
+	cp := *m
+	s.mu.Unlock()
+	writeJSON(w, 200, cp)
+}
+
 // tooLong answers Discord's 50035 for content over the limit.
 func tooLong(w http.ResponseWriter) {
 	formError(w, formErr{"BASE_TYPE_MAX_LENGTH", fmt.Sprintf("Must be %d or fewer in length.", MaxContentLength), []string{"content"}})
 }
 
 func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, body []byte, channelID string) {
-	o, files, err := decodeOutgoing(r, body)
-	if err != nil {
-		apiError(w, 400, 50109, "The request body contains invalid JSON.")
-		return
-	}
-	content := ""
-	if o.Content != nil {
-		content = *o.Content
-	}
-	if utf8.RuneCountInString(content) > MaxContentLength {
-		tooLong(w)
+	o, files, content, ok := readOutgoing(w, r, body)
+	if !ok {
 		return
 	}
 	if e := o.Components.check(); e != nil {
@@ -318,12 +338,8 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, body []by
 	for _, f := range files {
 		m.Attachments = append(m.Attachments, Attachment{ID: s.newIDLocked(), Filename: f.Filename, ContentType: f.MIME, Size: len(f.Data)})
 	}
-	s.storeLocked(m)
-	s.addSentLocked(Sent{Method: "create", ChannelID: channelID, MessageID: m.ID, Content: content,
+	s.postedLocked(w, m, Sent{Method: "create", ChannelID: channelID, MessageID: m.ID, Content: content,
 		Reference: o.MessageReference, AllowedMentions: o.AllowedMentions, Files: files, Components: sentRows(o.Components)})
-	cp := *m
-	s.mu.Unlock()
-	writeJSON(w, 200, cp)
 }
 
 func (s *Server) editMessage(w http.ResponseWriter, body []byte, channelID, id, method, interaction string) {
@@ -431,17 +447,8 @@ func (s *Server) startThread(w http.ResponseWriter, body []byte, channelID, mess
 }
 
 func (s *Server) followup(w http.ResponseWriter, r *http.Request, body []byte, token string) {
-	o, files, err := decodeOutgoing(r, body)
-	if err != nil {
-		apiError(w, 400, 50109, "The request body contains invalid JSON.")
-		return
-	}
-	content := ""
-	if o.Content != nil {
-		content = *o.Content
-	}
-	if utf8.RuneCountInString(content) > MaxContentLength {
-		tooLong(w)
+	o, files, content, ok := readOutgoing(w, r, body)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -457,11 +464,7 @@ func (s *Server) followup(w http.ResponseWriter, r *http.Request, body []byte, t
 		return
 	}
 	m := &Message{ID: s.newIDLocked(), ChannelID: in.ChannelID, GuildID: in.GuildID, Author: s.bot, Content: content, Timestamp: time.Now().UTC(), WebhookID: AppID, Components: copyRows(o.Components.rows)}
-	s.storeLocked(m)
-	s.addSentLocked(Sent{Method: "followup", ChannelID: in.ChannelID, MessageID: m.ID, Content: content, AllowedMentions: o.AllowedMentions, Files: files, Interaction: in.ID, Components: sentRows(o.Components)})
-	cp := *m
-	s.mu.Unlock()
-	writeJSON(w, 200, cp)
+	s.postedLocked(w, m, Sent{Method: "followup", ChannelID: in.ChannelID, MessageID: m.ID, Content: content, AllowedMentions: o.AllowedMentions, Files: files, Interaction: in.ID, Components: sentRows(o.Components)})
 }
 
 func (s *Server) webhookEdit(w http.ResponseWriter, body []byte, name string, params []string) {

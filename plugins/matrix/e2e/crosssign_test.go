@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/crypto"
 	"maunium.net/go/mautrix/id"
 
@@ -50,15 +49,7 @@ func TestMatrixDeviceCrossSigned(t *testing.T) {
 	e := startMatrix(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	alice, err := mautrix.NewClient(e.hs.URL, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := alice.Login(ctx, &mautrix.ReqLogin{Type: mautrix.AuthTypePassword, Password: e.aliceAcct.Password, StoreCredentials: true,
-		Identifier: mautrix.UserIdentifier{Type: mautrix.IdentifierTypeUser, User: e.aliceAcct.UserID.String()}}); err != nil {
-		t.Fatal(err)
-	}
-	mach := device(t, alice)
+	_, mach := aliceDevice(t, ctx, e)
 	var before map[id.DeviceID]id.TrustState
 	var master id.Ed25519
 	sdktest.WaitFor(t, "Alice to see the bot's device cross-signed", func() bool {

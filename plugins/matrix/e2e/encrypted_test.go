@@ -32,6 +32,21 @@ func device(t *testing.T, cli *mautrix.Client) *crypto.OlmMachine {
 	return mach
 }
 
+// aliceDevice logs Alice in anew (a device of her own) and gives that
+// device end-to-end encryption (device).
+func aliceDevice(t *testing.T, ctx context.Context, e *mxEnv) (*mautrix.Client, *crypto.OlmMachine) {
+	t.Helper()
+	alice, err := mautrix.NewClient(e.hs.URL, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Login(ctx, &mautrix.ReqLogin{Type: mautrix.AuthTypePassword, Password: e.aliceAcct.Password, StoreCredentials: true,
+		Identifier: mautrix.UserIdentifier{Type: mautrix.IdentifierTypeUser, User: e.aliceAcct.UserID.String()}}); err != nil {
+		t.Fatal(err)
+	}
+	return alice, device(t, alice)
+}
+
 // encDM is an encrypted DM of Alice's with the bot: her client with a
 // device of its own, its Olm machine and a watcher that decrypts.
 type encDM struct {
@@ -49,15 +64,7 @@ func encryptedDM(t *testing.T, e *mxEnv) encDM {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	alice, err := mautrix.NewClient(e.hs.URL, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := alice.Login(ctx, &mautrix.ReqLogin{Type: mautrix.AuthTypePassword, Password: e.aliceAcct.Password, StoreCredentials: true,
-		Identifier: mautrix.UserIdentifier{Type: mautrix.IdentifierTypeUser, User: e.aliceAcct.UserID.String()}}); err != nil {
-		t.Fatal(err)
-	}
-	mach := device(t, alice)
+	alice, mach := aliceDevice(t, ctx, e)
 	aw := watch(t, alice, mach)
 	room, err := alice.CreateRoom(ctx, &mautrix.ReqCreateRoom{Preset: "trusted_private_chat", IsDirect: true, Invite: []id.UserID{e.bot.UserID},
 		InitialState: []*event.Event{{Type: event.StateEncryption, Content: event.Content{Parsed: &event.EncryptionEventContent{Algorithm: id.AlgorithmMegolmV1}}}}})

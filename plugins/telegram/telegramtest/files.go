@@ -122,18 +122,5 @@ func (s *Server) sendFile(method, field string, req Request) (any, *apiError) {
 	if UTF16Len(vis) > MaxCaptionLength {
 		return nil, badRequest("message caption is too long")
 	}
-	reply, kb, thread, aerr := placementOf(p)
-	if aerr != nil {
-		return nil, aerr
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := Sent{
-		Method: method, ChatID: chat, MessageID: s.nextMsgID, ThreadID: thread, ReplyTo: reply,
-		Text: caption, ParseMode: p.Get("parse_mode"), Visible: vis, File: up,
-		Silent: p.Get("disable_notification") == "true", Keyboard: kb,
-	}
-	s.nextMsgID++
-	s.recordSent(m)
-	return s.messageJSON(m), nil
+	return s.post(p, Sent{Method: method, ChatID: chat, Text: caption, Visible: vis, File: up})
 }

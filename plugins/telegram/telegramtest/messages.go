@@ -198,18 +198,24 @@ func (s *Server) sendMessage(p url.Values) (any, *apiError) {
 	if UTF16Len(vis) > MaxTextLength {
 		return nil, badRequest("message is too long")
 	}
+	return s.post(p, Sent{Method: "sendMessage", ChatID: chat, Text: text, Visible: vis, DisableLinkPreview: linkPreviewDisabled(p)})
+}
+
+// post records m, a message the bot sends, with what every send method
+// takes from p (reply, keyboard, thread, parse_mode,
+// disable_notification), under the next message id, and answers it as
+// Telegram does.
+func (s *Server) post(p url.Values, m Sent) (any, *apiError) {
 	reply, kb, thread, aerr := placementOf(p)
 	if aerr != nil {
 		return nil, aerr
 	}
+	m.ReplyTo, m.Keyboard, m.ThreadID = reply, kb, thread
+	m.ParseMode = p.Get("parse_mode")
+	m.Silent = p.Get("disable_notification") == "true"
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := Sent{
-		Method: "sendMessage", ChatID: chat, MessageID: s.nextMsgID, ThreadID: thread, ReplyTo: reply,
-		Text: text, ParseMode: p.Get("parse_mode"), Visible: vis,
-		DisableLinkPreview: linkPreviewDisabled(p), Silent: p.Get("disable_notification") == "true",
-		Keyboard: kb,
-	}
+	m.MessageID = s.nextMsgID
 	s.nextMsgID++
 	s.recordSent(m)
 	return s.messageJSON(m), nil

@@ -146,6 +146,60 @@ func waitEvent[T any](t *testing.T, c *client, from int, match func(T) bool) (T,
 	}
 }
 
+// connect connects the client to the server.
+func (c *client) connect() {
+	c.t.Helper()
+	if err := c.cli.Connect(); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// unpaired connects a client with an empty store and waits for its first
+// QR code.
+func unpaired(t *testing.T, srv *whatsapptest.Server) (*client, *events.QR, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "wa.db")
+	c := newClient(t, srv, path)
+	c.connect()
+	qr, _ := waitEvent[*events.QR](t, c, 0, nil)
+	return c, qr, path
+}
+
+// receive calls send (a contact or the phone sending a message, returning
+// its id) and waits for the next message event for which match, given
+// the id, is true (nil: the next message event).
+func (c *client) receive(send func() (string, error), match func(m *events.Message, id string) bool) (*events.Message, string) {
+	c.t.Helper()
+	from := c.count()
+	id, err := send()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var f func(*events.Message) bool
+	if match != nil {
+		f = func(m *events.Message) bool { return match(m, id) }
+	}
+	m, _ := waitEvent[*events.Message](c.t, c, from, f)
+	return m, id
+}
+
+// sameID matches the message event of the message sent.
+func sameID(m *events.Message, id string) bool { return m.Info.ID == id }
+
+// send sends msg to to and returns what the server got.
+func (c *client) send(ctx context.Context, srv *whatsapptest.Server, to types.JID, msg *waE2E.Message) whatsapptest.SentMessage {
+	c.t.Helper()
+	resp, err := c.cli.SendMessage(ctx, to, msg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	sm, err := srv.WaitSent(ctx, func(m whatsapptest.SentMessage) bool { return m.ID == resp.ID })
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return sm
+}
+
 func (c *client) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -161,12 +215,7 @@ func ctxT(t *testing.T) context.Context {
 // pair links a fresh client by QR code and waits until it is logged in.
 func pair(t *testing.T, srv *whatsapptest.Server) (*client, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "wa.db")
-	c := newClient(t, srv, path)
-	if err := c.cli.Connect(); err != nil {
-		t.Fatal(err)
-	}
-	qr, _ := waitEvent[*events.QR](t, c, 0, nil)
+	c, qr, path := unpaired(t, srv)
 	if err := srv.PairQR(ctxT(t), qr.Codes[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +244,15 @@ func wireFromConfig(t *testing.T, cli *whatsmeow.Client, addr, rootHex string) {
 	cli.SetWebsocketHTTPClient(hc)
 	cli.SetPreLoginHTTPClient(hc)
 	cli.SetMediaHTTPClient(hc)
+}
+
+// pairedWithAlice is a server, a client paired to it (its store at path)
+// and the contact Alice.
+func pairedWithAlice(t *testing.T) (srv *whatsapptest.Server, c *client, path string, alice *whatsapptest.Contact) {
+	t.Helper()
+	srv = newServer(t)
+	c, path = pair(t, srv)
+	return srv, c, path, addContact(t, srv, "15550001111", "200000000000001", "Alice")
 }
 
 func addContact(t *testing.T, srv *whatsapptest.Server, phone, lid, name string) *whatsapptest.Contact {
@@ -233,9 +291,7 @@ func TestPairThenLogin(t *testing.T) {
 
 func TestLoginAfterRestartWithoutQR(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	c, path := pair(t, srv)
-	ct := addContact(t, srv, "15550001111", "200000000000001", "Alice")
+	srv, c, path, ct := pairedWithAlice(t)
 	c.stop()
 	// While the client is down a message arrives; it is delivered on login.
 	id, err := ct.SendText(ctxT(t), whatsapptest.TextOptions{Text: "while you were away"})
@@ -246,9 +302,7 @@ func TestLoginAfterRestartWithoutQR(t *testing.T) {
 	// the plugin process is.
 	c2 := newClient(t, srv, path)
 	wireFromConfig(t, c2.cli, srv.Addr(), srv.RootKeyHex())
-	if err := c2.cli.Connect(); err != nil {
-		t.Fatal(err)
-	}
+	c2.connect()
 	waitEvent[*events.Connected](t, c2, 0, nil)
 	m, _ := waitEvent[*events.Message](t, c2, 0, nil)
 	if m.Info.ID != id || textOf(m) != "while you were away" {
@@ -266,19 +320,14 @@ func TestLoginAfterRestartWithoutQR(t *testing.T) {
 
 func TestDirectMessagesIn(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	c, _ := pair(t, srv)
-	ct := addContact(t, srv, "15550001111", "200000000000001", "Alice")
+	srv, c, _, ct := pairedWithAlice(t)
 	for _, tc := range []struct {
 		name string
 		lid  bool
 	}{{"phone-number", false}, {"lid", true}, {"phone-number-again", false}} {
-		from := c.count()
-		id, err := ct.SendText(ctxT(t), whatsapptest.TextOptions{Text: "hi " + tc.name, LIDAddressed: tc.lid})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, _ := waitEvent[*events.Message](t, c, from, nil)
+		m, id := c.receive(func() (string, error) {
+			return ct.SendText(ctxT(t), whatsapptest.TextOptions{Text: "hi " + tc.name, LIDAddressed: tc.lid})
+		}, nil)
 		if m.Info.ID != id || textOf(m) != "hi "+tc.name || m.Info.IsFromMe || m.Info.PushName != "Alice" {
 			t.Fatalf("%s: got %+v %q", tc.name, m.Info, textOf(m))
 		}
@@ -304,19 +353,10 @@ func TestDirectMessagesIn(t *testing.T) {
 
 func TestDirectMessagesOut(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	c, _ := pair(t, srv)
-	ct := addContact(t, srv, "15550001111", "200000000000001", "Alice")
+	srv, c, _, ct := pairedWithAlice(t)
 	ctx := ctxT(t)
 	// Client writes first: it fetches the contact's prekey bundle.
-	resp, err := c.cli.SendMessage(ctx, ct.JID(), &waE2E.Message{Conversation: proto.String("hello Alice")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sm, err := srv.WaitSent(ctx, func(m whatsapptest.SentMessage) bool { return m.ID == resp.ID })
-	if err != nil {
-		t.Fatal(err)
-	}
+	sm := c.send(ctx, srv, ct.JID(), &waE2E.Message{Conversation: proto.String("hello Alice")})
 	if sm.Text() != "hello Alice" || sm.To != ct.JID() || len(sm.Errors) != 0 {
 		t.Fatalf("sent %+v", sm)
 	}
@@ -325,12 +365,7 @@ func TestDirectMessagesOut(t *testing.T) {
 	}
 	// The contact answers on the session the client started, then the
 	// client replies quoting it, to the LID this time.
-	from := c.count()
-	id, err := ct.SendText(ctx, whatsapptest.TextOptions{Text: "hi back"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, _ := waitEvent[*events.Message](t, c, from, nil)
+	in, id := c.receive(func() (string, error) { return ct.SendText(ctx, whatsapptest.TextOptions{Text: "hi back"}) }, nil)
 	if textOf(in) != "hi back" {
 		t.Fatalf("got %q", textOf(in))
 	}
@@ -341,24 +376,17 @@ func TestDirectMessagesOut(t *testing.T) {
 			QuotedMessage: &waE2E.Message{Conversation: proto.String("hi back")},
 		},
 	}}
-	resp, err = c.cli.SendMessage(ctx, ct.LID(), reply)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sm, err = srv.WaitSent(ctx, func(m whatsapptest.SentMessage) bool { return m.ID == resp.ID })
-	if err != nil {
-		t.Fatal(err)
-	}
+	sm = c.send(ctx, srv, ct.LID(), reply)
 	if sm.Text() != "quoting you" || sm.QuotedID() != id || sm.To != ct.LID() || len(sm.Errors) != 0 {
 		t.Fatalf("sent %+v errors %v", sm, sm.Errors)
 	}
 	// Alice's phone confirms delivery and reading.
-	from = c.count()
-	if err := ct.SendReceipt(ctx, whatsapptest.ReceiptOptions{IDs: []string{resp.ID}, Type: "read"}); err != nil {
+	from := c.count()
+	if err := ct.SendReceipt(ctx, whatsapptest.ReceiptOptions{IDs: []string{sm.ID}, Type: "read"}); err != nil {
 		t.Fatal(err)
 	}
 	rc, _ := waitEvent[*events.Receipt](t, c, from, nil)
-	if rc.Type != types.ReceiptTypeRead || !slices.Equal(rc.MessageIDs, []string{resp.ID}) || rc.Sender != ct.JID() {
+	if rc.Type != types.ReceiptTypeRead || !slices.Equal(rc.MessageIDs, []string{sm.ID}) || rc.Sender != ct.JID() {
 		t.Fatalf("receipt %+v", rc)
 	}
 	// Nothing the client sent came back to it as a message.
@@ -383,12 +411,9 @@ func TestGroupMessages(t *testing.T) {
 	}
 	ctx := ctxT(t)
 	for i, text := range []string{"first in group", "second in group"} {
-		from := c.count()
-		id, err := alice.SendGroupText(ctx, g, whatsapptest.TextOptions{Text: text, Mentions: []types.JID{srv.LID()}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, _ := waitEvent[*events.Message](t, c, from, func(m *events.Message) bool { return textOf(m) != "" })
+		m, id := c.receive(func() (string, error) {
+			return alice.SendGroupText(ctx, g, whatsapptest.TextOptions{Text: text, Mentions: []types.JID{srv.LID()}})
+		}, func(m *events.Message, _ string) bool { return textOf(m) != "" })
 		if m.Info.ID != id || textOf(m) != text || m.Info.Chat != g.JID() || m.Info.Sender != alice.LID() || m.Info.SenderAlt != alice.JID() {
 			t.Fatalf("%d: got %+v %q", i, m.Info, textOf(m))
 		}
@@ -399,14 +424,7 @@ func TestGroupMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	resp, err := c.cli.SendMessage(ctx, g.JID(), &waE2E.Message{Conversation: proto.String("hello crew")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sm, err := srv.WaitSent(ctx, func(m whatsapptest.SentMessage) bool { return m.ID == resp.ID })
-	if err != nil {
-		t.Fatal(err)
-	}
+	sm := c.send(ctx, srv, g.JID(), &waE2E.Message{Conversation: proto.String("hello crew")})
 	if sm.Text() != "hello crew" || sm.To != g.JID() || len(sm.Errors) != 0 {
 		t.Fatalf("sent %+v", sm)
 	}
@@ -416,28 +434,18 @@ func TestGroupMessages(t *testing.T) {
 		}
 	}
 	// A second send uses the sender key already distributed.
-	resp, err = c.cli.SendMessage(ctx, g.JID(), &waE2E.Message{Conversation: proto.String("again")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sm, err = srv.WaitSent(ctx, func(m whatsapptest.SentMessage) bool { return m.ID == resp.ID })
-	if err != nil || sm.Text() != "again" || len(sm.Errors) != 0 {
-		t.Fatalf("sent %+v %v", sm, err)
+	sm = c.send(ctx, srv, g.JID(), &waE2E.Message{Conversation: proto.String("again")})
+	if sm.Text() != "again" || len(sm.Errors) != 0 {
+		t.Fatalf("sent %+v", sm)
 	}
 }
 
 func TestRedeliveryAfterFailedHandler(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	c, path := pair(t, srv)
-	ct := addContact(t, srv, "15550001111", "200000000000001", "Alice")
+	srv, c, path, ct := pairedWithAlice(t)
 	ctx := ctxT(t)
 	c.setRefuse(func(*events.Message) bool { return true })
-	id, err := ct.SendText(ctx, whatsapptest.TextOptions{Text: "store me"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitEvent[*events.Message](t, c, 0, func(m *events.Message) bool { return m.Info.ID == id })
+	_, id := c.receive(func() (string, error) { return ct.SendText(ctx, whatsapptest.TextOptions{Text: "store me"}) }, sameID)
 	// The handler failed: no receipt, the message stays pending. (A
 	// receipt would have been sent synchronously before the next node.)
 	if !slices.Contains(srv.Pending(), id) {
@@ -450,9 +458,7 @@ func TestRedeliveryAfterFailedHandler(t *testing.T) {
 		}
 	}
 	c2 := newClient(t, srv, path)
-	if err := c2.cli.Connect(); err != nil {
-		t.Fatal(err)
-	}
+	c2.connect()
 	m, _ := waitEvent[*events.Message](t, c2, 0, nil)
 	if m.Info.ID != id || textOf(m) != "store me" {
 		t.Fatalf("redelivered %s %q", m.Info.ID, textOf(m))
@@ -462,103 +468,85 @@ func TestRedeliveryAfterFailedHandler(t *testing.T) {
 	}
 }
 
-func TestStreamError515Reconnects(t *testing.T) {
+// TestServerEvents: what the server does to a logged-in client's
+// connection, and what the client sees of it.
+func TestServerEvents(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	c, _ := pair(t, srv)
-	from := c.count()
-	if err := srv.StreamError("515"); err != nil {
-		t.Fatal(err)
+	relogin := func(t *testing.T, srv *whatsapptest.Server) {
+		if err := srv.WaitLogins(ctxT(t), 2); err != nil {
+			t.Fatal(err)
+		}
 	}
-	waitEvent[*events.Connected](t, c, from, nil)
-	if err := srv.WaitLogins(ctxT(t), 2); err != nil {
-		t.Fatal(err)
+	refused := func(t *testing.T, srv *whatsapptest.Server) {
+		if _, err := srv.WaitEvent(ctxT(t), 0, whatsapptest.EventLoginRefused); err != nil {
+			t.Fatal(err)
+		}
 	}
-}
-
-func TestDropConnectionReconnects(t *testing.T) {
-	t.Parallel()
-	srv := newServer(t)
-	c, _ := pair(t, srv)
-	from := c.count()
-	if err := srv.DropConnection(); err != nil {
-		t.Fatal(err)
+	failure := func(f whatsapptest.Failure) func(*whatsapptest.Server) error {
+		return func(srv *whatsapptest.Server) error {
+			srv.SetFailure(f)
+			return srv.DropConnection()
+		}
 	}
-	_, i := waitEvent[*events.Disconnected](t, c, from, nil)
-	waitEvent[*events.Connected](t, c, i, nil)
-	if err := srv.WaitLogins(ctxT(t), 2); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestLoginFailures(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
-		name  string
-		f     whatsapptest.Failure
-		check func(t *testing.T, c *client, from int)
+		name string
+		do   func(srv *whatsapptest.Server) error
+		// seen waits for what the client sees, counting from its event from.
+		seen func(t *testing.T, c *client, from int)
+		// then checks the server after.
+		then func(t *testing.T, srv *whatsapptest.Server)
 	}{
-		{"logged-out", whatsapptest.Failure{Reason: whatsapptest.FailureLoggedOut}, func(t *testing.T, c *client, from int) {
+		{"stream-error-515-reconnects", func(srv *whatsapptest.Server) error { return srv.StreamError("515") }, func(t *testing.T, c *client, from int) {
+			waitEvent[*events.Connected](t, c, from, nil)
+		}, relogin},
+		{"dropped-connection-reconnects", (*whatsapptest.Server).DropConnection, func(t *testing.T, c *client, from int) {
+			_, i := waitEvent[*events.Disconnected](t, c, from, nil)
+			waitEvent[*events.Connected](t, c, i, nil)
+		}, relogin},
+		{"login-failure-logged-out", failure(whatsapptest.Failure{Reason: whatsapptest.FailureLoggedOut}), func(t *testing.T, c *client, from int) {
 			e, _ := waitEvent[*events.LoggedOut](t, c, from, nil)
 			if !e.OnConnect || e.Reason != events.ConnectFailureLoggedOut {
 				t.Fatalf("%+v", e)
 			}
-		}},
-		{"temp-ban", whatsapptest.Failure{Reason: whatsapptest.FailureTempBanned, Code: 101, Expire: time.Hour}, func(t *testing.T, c *client, from int) {
+		}, refused},
+		{"login-failure-temp-ban", failure(whatsapptest.Failure{Reason: whatsapptest.FailureTempBanned, Code: 101, Expire: time.Hour}), func(t *testing.T, c *client, from int) {
 			e, _ := waitEvent[*events.TemporaryBan](t, c, from, nil)
 			if e.Code != 101 || e.Expire != time.Hour {
 				t.Fatalf("%+v", e)
 			}
-		}},
-		{"client-outdated", whatsapptest.Failure{Reason: whatsapptest.FailureClientOutdated}, func(t *testing.T, c *client, from int) {
+		}, refused},
+		{"login-failure-client-outdated", failure(whatsapptest.Failure{Reason: whatsapptest.FailureClientOutdated}), func(t *testing.T, c *client, from int) {
 			waitEvent[*events.ClientOutdated](t, c, from, nil)
-		}},
+		}, refused},
+		{"stream-replaced", (*whatsapptest.Server).StreamReplaced, func(t *testing.T, c *client, from int) {
+			waitEvent[*events.StreamReplaced](t, c, from, nil)
+		}, nil},
+		{"device-removed", func(srv *whatsapptest.Server) error { srv.RemoveDevice(); return nil }, func(t *testing.T, c *client, from int) {
+			e, _ := waitEvent[*events.LoggedOut](t, c, from, nil)
+			if e.OnConnect {
+				t.Fatalf("%+v", e)
+			}
+		}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t)
 			c, _ := pair(t, srv)
 			from := c.count()
-			srv.SetFailure(tc.f)
-			if err := srv.DropConnection(); err != nil {
+			if err := tc.do(srv); err != nil {
 				t.Fatal(err)
 			}
-			tc.check(t, c, from)
-			if _, err := srv.WaitEvent(ctxT(t), 0, whatsapptest.EventLoginRefused); err != nil {
-				t.Fatal(err)
+			tc.seen(t, c, from)
+			if tc.then != nil {
+				tc.then(t, srv)
 			}
 		})
 	}
 }
 
-func TestStreamReplaced(t *testing.T) {
-	t.Parallel()
-	srv := newServer(t)
-	c, _ := pair(t, srv)
-	from := c.count()
-	if err := srv.StreamReplaced(); err != nil {
-		t.Fatal(err)
-	}
-	waitEvent[*events.StreamReplaced](t, c, from, nil)
-}
-
-func TestDeviceRemoved(t *testing.T) {
-	t.Parallel()
-	srv := newServer(t)
-	c, _ := pair(t, srv)
-	from := c.count()
-	srv.RemoveDevice()
-	e, _ := waitEvent[*events.LoggedOut](t, c, from, nil)
-	if e.OnConnect {
-		t.Fatalf("%+v", e)
-	}
-}
-
 func TestChatPresence(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	c, _ := pair(t, srv)
-	ct := addContact(t, srv, "15550001111", "200000000000001", "Alice")
+	srv, c, _, ct := pairedWithAlice(t)
 	ctx := ctxT(t)
 	for _, st := range []types.ChatPresence{types.ChatPresenceComposing, types.ChatPresencePaused} {
 		if err := c.cli.SendChatPresence(ctx, ct.JID(), st, ""); err != nil {
@@ -578,11 +566,9 @@ func TestSelfChat(t *testing.T) {
 	c, _ := pair(t, srv)
 	ctx := ctxT(t)
 	// The owner writes into "message yourself" on the phone.
-	id, err := srv.PhoneSendText(ctx, srv.JID(), whatsapptest.TextOptions{Text: "note to self"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := waitEvent[*events.Message](t, c, 0, nil)
+	m, id := c.receive(func() (string, error) {
+		return srv.PhoneSendText(ctx, srv.JID(), whatsapptest.TextOptions{Text: "note to self"})
+	}, nil)
 	if m.Info.ID != id || !m.Info.IsFromMe || m.Info.Chat != srv.JID() || textOf(m) != "note to self" {
 		t.Fatalf("got %+v %q", m.Info, textOf(m))
 	}
@@ -591,26 +577,16 @@ func TestSelfChat(t *testing.T) {
 		t.Fatalf("receipt %+v %v", r, err)
 	}
 	// The client answers into the same chat: only the phone gets it.
-	resp, err := c.cli.SendMessage(ctx, srv.JID(), &waE2E.Message{Conversation: proto.String("answer to self")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sm, err := srv.WaitSent(ctx, func(m whatsapptest.SentMessage) bool { return m.ID == resp.ID })
-	if err != nil {
-		t.Fatal(err)
-	}
+	sm := c.send(ctx, srv, srv.JID(), &waE2E.Message{Conversation: proto.String("answer to self")})
 	if sm.Text() != "answer to self" || !slices.Equal(sm.Recipients, []types.JID{srv.JID()}) || len(sm.Errors) != 0 {
 		t.Fatalf("sent %+v", sm)
 	}
 	// The phone writes to a contact: the client sees it as its own message
 	// in that chat.
 	ct := addContact(t, srv, "15550001111", "200000000000001", "Alice")
-	from := c.count()
-	id, err = srv.PhoneSendText(ctx, ct.JID(), whatsapptest.TextOptions{Text: "from my phone"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ = waitEvent[*events.Message](t, c, from, nil)
+	m, id = c.receive(func() (string, error) {
+		return srv.PhoneSendText(ctx, ct.JID(), whatsapptest.TextOptions{Text: "from my phone"})
+	}, nil)
 	if m.Info.ID != id || !m.Info.IsFromMe || m.Info.Chat != ct.JID() || textOf(m) != "from my phone" {
 		t.Fatalf("got %+v %q", m.Info, textOf(m))
 	}
@@ -618,26 +594,20 @@ func TestSelfChat(t *testing.T) {
 
 func TestMedia(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	c, _ := pair(t, srv)
-	ct := addContact(t, srv, "15550001111", "200000000000001", "Alice")
+	srv, c, _, ct := pairedWithAlice(t)
 	ctx := ctxT(t)
 	img := bytes.Repeat([]byte("\xff\xd8 not really a jpeg "), 1000)
-	id, err := ct.SendImage(ctx, whatsapptest.ImageOptions{Data: img, Caption: "look"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := waitEvent[*events.Message](t, c, 0, func(m *events.Message) bool { return m.Info.ID == id })
+	m, _ := c.receive(func() (string, error) {
+		return ct.SendImage(ctx, whatsapptest.ImageOptions{Data: img, Caption: "look"})
+	}, sameID)
 	got, err := c.cli.Download(ctx, m.Message.GetImageMessage())
 	if err != nil || !bytes.Equal(got, img) || m.Message.GetImageMessage().GetCaption() != "look" {
 		t.Fatalf("image: %d bytes, %v", len(got), err)
 	}
 	voice := bytes.Repeat([]byte("OggS"), 500)
-	id, err = ct.SendVoiceNote(ctx, whatsapptest.VoiceOptions{Data: voice, Seconds: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ = waitEvent[*events.Message](t, c, 0, func(m *events.Message) bool { return m.Info.ID == id })
+	m, _ = c.receive(func() (string, error) {
+		return ct.SendVoiceNote(ctx, whatsapptest.VoiceOptions{Data: voice, Seconds: 3})
+	}, sameID)
 	if !m.Message.GetAudioMessage().GetPTT() {
 		t.Fatalf("not a voice note: %v", m.Message)
 	}
@@ -651,18 +621,11 @@ func TestMedia(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := c.cli.SendMessage(ctx, ct.JID(), &waE2E.Message{ImageMessage: &waE2E.ImageMessage{
+	sm := c.send(ctx, srv, ct.JID(), &waE2E.Message{ImageMessage: &waE2E.ImageMessage{
 		URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
 		FileSHA256: up.FileSHA256, FileEncSHA256: up.FileEncSHA256, FileLength: proto.Uint64(up.FileLength),
 		Mimetype: proto.String("image/png"), Caption: proto.String("mine"),
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sm, err := srv.WaitSent(ctx, func(m whatsapptest.SentMessage) bool { return m.ID == resp.ID })
-	if err != nil {
-		t.Fatal(err)
-	}
 	data, err := srv.DownloadSent(sm)
 	if err != nil || !bytes.Equal(data, out) {
 		t.Fatalf("sent image: %d bytes, %v", len(data), err)
@@ -672,11 +635,7 @@ func TestMedia(t *testing.T) {
 func TestPairByCode(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	c := newClient(t, srv, filepath.Join(t.TempDir(), "wa.db"))
-	if err := c.cli.Connect(); err != nil {
-		t.Fatal(err)
-	}
-	waitEvent[*events.QR](t, c, 0, nil)
+	c, _, _ := unpaired(t, srv)
 	ctx := ctxT(t)
 	code, err := c.cli.PairPhone(ctx, "+"+srv.JID().User, true, whatsmeow.PairClientChrome, "Chrome (Linux)")
 	if err != nil {
@@ -697,11 +656,7 @@ func TestPairingRejectsWrongSecrets(t *testing.T) {
 	t.Run("qr-with-other-adv-secret", func(t *testing.T) {
 		t.Parallel()
 		srv := newServer(t)
-		c := newClient(t, srv, filepath.Join(t.TempDir(), "wa.db"))
-		if err := c.cli.Connect(); err != nil {
-			t.Fatal(err)
-		}
-		qr, _ := waitEvent[*events.QR](t, c, 0, nil)
+		c, qr, _ := unpaired(t, srv)
 		parts := strings.Split(qr.Codes[0], ",")
 		parts[3] = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
 		if err := srv.PairQR(ctxT(t), strings.Join(parts, ",")); err == nil {
@@ -715,11 +670,7 @@ func TestPairingRejectsWrongSecrets(t *testing.T) {
 	t.Run("wrong-code", func(t *testing.T) {
 		t.Parallel()
 		srv := newServer(t)
-		c := newClient(t, srv, filepath.Join(t.TempDir(), "wa.db"))
-		if err := c.cli.Connect(); err != nil {
-			t.Fatal(err)
-		}
-		waitEvent[*events.QR](t, c, 0, nil)
+		c, _, _ := unpaired(t, srv)
 		ctx := ctxT(t)
 		code, err := c.cli.PairPhone(ctx, srv.JID().User, true, whatsmeow.PairClientChrome, "Chrome (Linux)")
 		if err != nil {
