@@ -260,36 +260,6 @@ func TestCallStreamUndeclaredIsUnary(t *testing.T) {
 	}
 }
 
-// TestCallStreamToADyingPluginIsNotSent is TestSendToADyingPluginIsNotSent
-// with the stream in use: no stream can be opened on a connection reset
-// before its preface, the call goes unary and fails as it did, not sent.
-func TestCallStreamToADyingPluginIsNotSent(t *testing.T) {
-	t.Parallel()
-	ln := listen(t)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if tc, ok := c.(*net.TCPConn); ok {
-				_ = tc.SetLinger(0)
-			}
-			_ = c.Close()
-		}
-	}()
-	for range 20 {
-		p := dial(t, ln.Addr().String())
-		p.calls.use(true)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, err := p.Send(ctx, channel.SendRequest{ChatID: "1", Text: "hi"})
-		cancel()
-		if !errors.Is(err, ErrPluginExited) || !errors.Is(err, ErrNotSent) {
-			t.Fatalf("send to a connection reset before its preface: %v (exited %v, not sent %v), want both", err, errors.Is(err, ErrPluginExited), errors.Is(err, ErrNotSent))
-		}
-	}
-}
-
 // TestCallStreamOpenHonoursDeadline: the call that opens the stream on a
 // connection gRPC is still setting up (the plugin accepted the socket and
 // says nothing) ends at its deadline, as a unary call does, not at gRPC's
@@ -297,15 +267,7 @@ func TestCallStreamToADyingPluginIsNotSent(t *testing.T) {
 func TestCallStreamOpenHonoursDeadline(t *testing.T) {
 	t.Parallel()
 	ln := listen(t)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { _ = c.Close() })
-		}
-	}()
+	acceptEach(ln, func(c net.Conn) { t.Cleanup(func() { _ = c.Close() }) })
 	p := dial(t, ln.Addr().String())
 	p.calls.use(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)

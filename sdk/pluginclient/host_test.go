@@ -45,30 +45,38 @@ func TestMapErrNotSent(t *testing.T) {
 // gRPC's message for it varies (a bare "write: connection reset by peer"
 // among them), so this runs many connections. `make chaos` found the
 // notice that a reply part may be missing sent twice into such a
-// connection and dropped as "maybe delivered".
+// connection and dropped as "maybe delivered". With the call stream in
+// use the same holds: no stream can be opened on a connection reset
+// before its preface, the call goes unary and fails as it did, not sent.
 func TestSendToADyingPluginIsNotSent(t *testing.T) {
 	t.Parallel()
-	ln := listen(t)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
+	for _, tc := range []struct {
+		name   string
+		stream bool // the call stream in use (calls.use(true))
+		tries  int
+	}{{"unary", false, 50}, {"call-stream", true, 20}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ln := listen(t)
+			acceptEach(ln, func(c net.Conn) {
+				if tcp, ok := c.(*net.TCPConn); ok {
+					_ = tcp.SetLinger(0) // close with a reset, as a killed process does
+				}
+				_ = c.Close()
+			})
+			for range tc.tries {
+				p := dial(t, ln.Addr().String())
+				if tc.stream {
+					p.calls.use(true)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_, err := p.Send(ctx, channel.SendRequest{ChatID: "1", Text: "hi"})
+				cancel()
+				if !errors.Is(err, ErrPluginExited) || !errors.Is(err, ErrNotSent) {
+					t.Fatalf("send to a connection reset before its preface: %v (exited %v, not sent %v), want both", err, errors.Is(err, ErrPluginExited), errors.Is(err, ErrNotSent))
+				}
 			}
-			if tc, ok := c.(*net.TCPConn); ok {
-				_ = tc.SetLinger(0) // close with a reset, as a killed process does
-			}
-			_ = c.Close()
-		}
-	}()
-	for range 50 {
-		p := dial(t, ln.Addr().String())
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, err := p.Send(ctx, channel.SendRequest{ChatID: "1", Text: "hi"})
-		cancel()
-		if !errors.Is(err, ErrPluginExited) || !errors.Is(err, ErrNotSent) {
-			t.Fatalf("send to a connection reset before its preface: %v (exited %v, not sent %v), want both", err, errors.Is(err, ErrPluginExited), errors.Is(err, ErrNotSent))
-		}
+		})
 	}
 }
 
@@ -117,6 +125,20 @@ func listen(t *testing.T) net.Listener {
 	}
 	t.Cleanup(func() { _ = ln.Close() })
 	return ln
+}
+
+// acceptEach serves ln in the background: each connection it accepts
+// goes to f, until ln is closed.
+func acceptEach(ln net.Listener, f func(net.Conn)) {
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			f(c)
+		}
+	}()
 }
 
 // dial connects as a host does (DialOptions).

@@ -65,11 +65,7 @@ func TestExtPushURL(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			for _, g := range []struct {
-				name string
-				git  gitFunc
-				runs bool
-			}{{"naive", naive, true}, {"env", envOnly, false}, {"safegit", safe, false}} {
+			for _, g := range []gitCase{{"naive", naive, true}, {"env", envOnly, false}, {"safegit", safe, false}} {
 				h := NewHostile(t)
 				target := tc.target
 				if target == "file://" {

@@ -181,11 +181,7 @@ func (r Runner) Run(ctx context.Context, args ...string) ([]byte, error) {
 
 // RunInput is Run with stdin (nil: none).
 func (r Runner) RunInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	l, err := r.layout()
-	if err != nil {
-		return nil, err
-	}
-	keys, err := r.keys(ctx, l)
+	l, keys, err := r.keys(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -202,11 +198,7 @@ func (r Runner) RunInput(ctx context.Context, stdin []byte, args ...string) ([]b
 // without a slash the legacy remotes/<target> and branches/<target>
 // files. A push must be refused when the list is not empty.
 func (r Runner) Redirects(ctx context.Context, target string) ([]string, error) {
-	l, err := r.layout()
-	if err != nil {
-		return nil, err
-	}
-	keys, err := r.keys(ctx, l)
+	l, keys, err := r.keys(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -230,13 +222,17 @@ func (r Runner) Redirects(ctx context.Context, target string) ([]string, error) 
 	return out, nil
 }
 
-// keys lists the configuration keys git sees in the layout's repository
-// (every file, includes followed), lowercased where git lowercases them.
-// Listing runs nothing the configuration names.
-func (r Runner) keys(ctx context.Context, l Layout) ([]string, error) {
+// keys finds the repository's layout and lists the configuration keys git
+// sees in it (every file, includes followed), lowercased where git
+// lowercases them. Listing runs nothing the configuration names.
+func (r Runner) keys(ctx context.Context) (Layout, []string, error) {
+	l, err := r.layout()
+	if err != nil {
+		return l, nil, err
+	}
 	out, err := r.exec(ctx, l, Env(r.path()), nil, []string{"config", "--list", "--name-only", "-z"})
 	if err != nil {
-		return nil, err
+		return l, nil, err
 	}
 	var keys []string
 	for _, k := range strings.Split(string(out), "\x00") {
@@ -244,7 +240,7 @@ func (r Runner) keys(ctx context.Context, l Layout) ([]string, error) {
 			keys = append(keys, k)
 		}
 	}
-	return keys, nil
+	return l, keys, nil
 }
 
 // split cuts a configuration key into its section and name (lowercase) and

@@ -141,6 +141,14 @@ func (h Hostile) Ran(t *testing.T) []string {
 // gitFunc runs git args in dir.
 type gitFunc func(ctx context.Context, dir string, args ...string) ([]byte, error)
 
+// gitCase is a way to run git, and whether what a hostile repository
+// plants runs under it.
+type gitCase struct {
+	name string
+	git  gitFunc
+	runs bool
+}
+
 // naive is git as a plugin would run it without this package.
 func naive(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
@@ -263,11 +271,7 @@ func TestProcessFilter(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for _, g := range []struct {
-		name string
-		git  gitFunc
-		runs bool
-	}{{"naive", naive, true}, {"safegit", safe, false}} {
+	for _, g := range []gitCase{{"naive", naive, true}, {"safegit", safe, false}} {
 		h := NewHostile(t)
 		evil := filepath.Join(filepath.Dir(h.Dir), "evil", "filter-process")
 		sdktest.WriteExecutable(t, evil, []byte("#!/bin/sh\ntouch '"+filepath.Join(h.Markers, "filter-process")+"'\n"), 0o700)
