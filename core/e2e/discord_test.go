@@ -135,21 +135,18 @@ func (e *dcEnv) waitMessage(t *testing.T, channelID string, wants ...string) dis
 
 // count is how many of the bot's messages in channelID show s.
 func (e *dcEnv) count(channelID, s string) int {
-	n := 0
-	for _, m := range e.botMessages(channelID) {
-		if strings.Contains(m.Content, s) {
-			n++
-		}
-	}
-	return n
+	return countShowing(e.botMessages(channelID), func(m discordtest.Message) string { return m.Content }, s)
 }
 
 // settle waits until the fake saw no REST call for quiet.
 func (e *dcEnv) settle(t *testing.T, quiet time.Duration) {
 	t.Helper()
-	sdktest.WaitFor(t, "the bot to go quiet", func() bool {
+	waitQuiet(t, quiet, func() time.Time {
 		rs := e.srv.Requests("")
-		return len(rs) == 0 || time.Since(rs[len(rs)-1].Time) >= quiet
+		if len(rs) == 0 {
+			return time.Time{}
+		}
+		return rs[len(rs)-1].Time
 	})
 }
 

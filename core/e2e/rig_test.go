@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
@@ -173,4 +174,22 @@ func editFile(t *testing.T, path, old, new string) {
 	if err := os.WriteFile(path, []byte(edited), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// countShowing is how many of msgs' texts show s.
+func countShowing[M any](msgs []M, text func(M) string, s string) int {
+	n := 0
+	for _, m := range msgs {
+		if strings.Contains(text(m), s) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitQuiet waits until the fake's latest request (latest: its time, zero
+// for none) is quiet old: the bot went quiet.
+func waitQuiet(t *testing.T, quiet time.Duration, latest func() time.Time) {
+	t.Helper()
+	sdktest.WaitFor(t, "the bot to go quiet", func() bool { return time.Since(latest()) >= quiet })
 }

@@ -121,21 +121,18 @@ func (e *slEnv) waitMessage(t *testing.T, channel, thread string, wants ...strin
 
 // count is how many of the bot's messages in channel show s.
 func (e *slEnv) count(channel, s string) int {
-	n := 0
-	for _, m := range e.srv.BotMessages(channel, "") {
-		if strings.Contains(m.Text, s) {
-			n++
-		}
-	}
-	return n
+	return countShowing(e.srv.BotMessages(channel, ""), func(m slacktest.Message) string { return m.Text }, s)
 }
 
 // settle waits until the fake saw no request for quiet.
 func (e *slEnv) settle(t *testing.T, quiet time.Duration) {
 	t.Helper()
-	sdktest.WaitFor(t, "the bot to go quiet", func() bool {
+	waitQuiet(t, quiet, func() time.Time {
 		rs := e.srv.Requests("")
-		return len(rs) == 0 || time.Since(rs[len(rs)-1].Time) >= quiet
+		if len(rs) == 0 {
+			return time.Time{}
+		}
+		return rs[len(rs)-1].Time
 	})
 }
 

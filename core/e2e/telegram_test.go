@@ -138,26 +138,20 @@ func tgWaitMessage(t *testing.T, srv *telegramtest.Server, chat int64, wants ...
 // quiet, so a reply's drafts and edits are over.
 func tgSettle(t *testing.T, srv *telegramtest.Server, quiet time.Duration) {
 	t.Helper()
-	sdktest.WaitFor(t, "the bot to go quiet", func() bool {
+	waitQuiet(t, quiet, func() time.Time {
 		var last time.Time
 		for _, r := range srv.Requests("") {
 			if r.Method != "getUpdates" && r.Time.After(last) {
 				last = r.Time
 			}
 		}
-		return time.Since(last) >= quiet
+		return last
 	})
 }
 
 // tgCount is how many of the bot's messages in chat show s.
 func tgCount(srv *telegramtest.Server, chat int64, s string) int {
-	n := 0
-	for _, m := range tgChat(srv, chat) {
-		if strings.Contains(m.Visible, s) {
-			n++
-		}
-	}
-	return n
+	return countShowing(tgChat(srv, chat), func(m tgMessage) string { return m.Visible }, s)
 }
 
 // TestTelegramChannel runs one daemon with the default streaming ("auto": a

@@ -243,13 +243,7 @@ func waWaitText(t *testing.T, srv *whatsapptest.Server, chat []types.JID, wants 
 
 // count is how many of the bot's messages to chat show s.
 func (e *waEnv) count(chat []types.JID, s string) int {
-	n := 0
-	for _, m := range e.sentTo(chat...) {
-		if strings.Contains(m.Text(), s) {
-			n++
-		}
-	}
-	return n
+	return countShowing(e.sentTo(chat...), whatsapptest.SentMessage.Text, s)
 }
 
 // settle waits until the bot sent nothing for quiet.
