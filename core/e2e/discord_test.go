@@ -83,11 +83,7 @@ func (e *dcEnv) live(t *testing.T, handshakes int) {
 func dcRequestLog(srv *discordtest.Server) string {
 	var b strings.Builder
 	for _, r := range srv.Requests("") {
-		body := string(r.Body)
-		if len(body) > 80 {
-			body = body[:80] + "…"
-		}
-		fmt.Fprintf(&b, "%s %s %s %s\n", r.Time.Format("15:04:05.000"), r.Method, r.Path, body)
+		fmt.Fprintf(&b, "%s %s %s %s\n", r.Time.Format("15:04:05.000"), r.Method, r.Path, clip(string(r.Body), 80))
 	}
 	return b.String()
 }

@@ -193,3 +193,12 @@ func waitQuiet(t *testing.T, quiet time.Duration, latest func() time.Time) {
 	t.Helper()
 	sdktest.WaitFor(t, "the bot to go quiet", func() bool { return time.Since(latest()) >= quiet })
 }
+
+// clip is s cut to its first n bytes and "…" when longer: a fake's
+// request in a failed test's log.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

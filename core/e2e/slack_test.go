@@ -92,11 +92,7 @@ func (e *slEnv) connected(t *testing.T, n int) {
 func slRequestLog(srv *slacktest.Server) string {
 	var b strings.Builder
 	for _, r := range srv.Requests("") {
-		text := r.Form.Get("text")
-		if len(text) > 60 {
-			text = text[:60] + "…"
-		}
-		fmt.Fprintf(&b, "%s %s %d %s %q\n", r.Time.Format("15:04:05.000"), r.Method, r.Status, r.Form.Get("channel"), text)
+		fmt.Fprintf(&b, "%s %s %d %s %q\n", r.Time.Format("15:04:05.000"), r.Method, r.Status, r.Form.Get("channel"), clip(r.Form.Get("text"), 60))
 	}
 	return b.String()
 }

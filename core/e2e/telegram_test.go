@@ -78,11 +78,7 @@ func tgRequestLog(srv *telegramtest.Server) string {
 			if k == "commands" || k == "allowed_updates" {
 				continue
 			}
-			s := strings.Join(v, ",")
-			if len(s) > 60 {
-				s = s[:60] + "…"
-			}
-			p[k] = s
+			p[k] = clip(strings.Join(v, ","), 60)
 		}
 		fmt.Fprintf(&b, "%s %s %v\n", r.Time.Format("15:04:05.000"), r.Method, p)
 	}
