@@ -31,6 +31,15 @@ func bashRun(script string) []anthropictest.Reply {
 	}
 }
 
+// postIn delivers an inbound DM from sender in its own chat and waits for
+// the answer; it returns the record index after it.
+func (h *clHost) say(sender, text string) {
+	h.t.Helper()
+	from := h.mark()
+	h.post(sender, text)
+	h.waitSend("chat-"+sender, from, 90*time.Second)
+}
+
 // gitRepo makes dir a git repository with one commit.
 func gitRepo(t *testing.T, dir string) {
 	t.Helper()

@@ -336,12 +336,6 @@ func (h *clHost) ask(sender, text string, within time.Duration) (clRecord, int) 
 	return h.waitSend("chat-"+sender, from, within)
 }
 
-// say is ask for a turn whose answer the test does not read.
-func (h *clHost) say(sender, text string) {
-	h.t.Helper()
-	h.ask(sender, text, 90*time.Second)
-}
-
 // request waits for the fake API's n-th /v1/messages request (1-based).
 func (h *clHost) request(n int, within time.Duration) *anthropictest.Request {
 	h.t.Helper()
