@@ -81,11 +81,9 @@ func (e *dcEnv) live(t *testing.T, handshakes int) {
 }
 
 func dcRequestLog(srv *discordtest.Server) string {
-	var b strings.Builder
-	for _, r := range srv.Requests("") {
-		fmt.Fprintf(&b, "%s %s %s %s\n", r.Time.Format("15:04:05.000"), r.Method, r.Path, clip(string(r.Body), 80))
-	}
-	return b.String()
+	return requestLog(srv.Requests(""), func(r discordtest.Request) (time.Time, string) {
+		return r.Time, fmt.Sprintf("%s %s %s", r.Method, r.Path, clip(string(r.Body), 80))
+	})
 }
 
 // botMessages are the bot's messages in a channel, latest content.

@@ -194,6 +194,17 @@ func waitQuiet(t *testing.T, quiet time.Duration, latest func() time.Time) {
 	sdktest.WaitFor(t, "the bot to go quiet", func() bool { return time.Since(latest()) >= quiet })
 }
 
+// requestLog is a fake's requests rs for a failed test's log: a line
+// each, its time (from line) and what line says of it.
+func requestLog[R any](rs []R, line func(R) (time.Time, string)) string {
+	var b strings.Builder
+	for _, r := range rs {
+		at, s := line(r)
+		fmt.Fprintf(&b, "%s %s\n", at.Format("15:04:05.000"), s)
+	}
+	return b.String()
+}
+
 // clip is s cut to its first n bytes and "…" when longer: a fake's
 // request in a failed test's log.
 func clip(s string, n int) string {

@@ -90,11 +90,9 @@ func (e *slEnv) connected(t *testing.T, n int) {
 }
 
 func slRequestLog(srv *slacktest.Server) string {
-	var b strings.Builder
-	for _, r := range srv.Requests("") {
-		fmt.Fprintf(&b, "%s %s %d %s %q\n", r.Time.Format("15:04:05.000"), r.Method, r.Status, r.Form.Get("channel"), clip(r.Form.Get("text"), 60))
-	}
-	return b.String()
+	return requestLog(srv.Requests(""), func(r slacktest.Request) (time.Time, string) {
+		return r.Time, fmt.Sprintf("%s %d %s %q", r.Method, r.Status, r.Form.Get("channel"), clip(r.Form.Get("text"), 60))
+	})
 }
 
 // waitMessage waits until one of the bot's messages in channel (thread ""

@@ -71,8 +71,7 @@ func startTelegramDaemon(t *testing.T, streaming string) (*daemon, *telegramtest
 
 // tgRequestLog summarizes the fake's recorded requests for a failure log.
 func tgRequestLog(srv *telegramtest.Server) string {
-	var b strings.Builder
-	for _, r := range srv.Requests("") {
+	return requestLog(srv.Requests(""), func(r telegramtest.Request) (time.Time, string) {
 		p := map[string]string{}
 		for k, v := range r.Params {
 			if k == "commands" || k == "allowed_updates" {
@@ -80,9 +79,8 @@ func tgRequestLog(srv *telegramtest.Server) string {
 			}
 			p[k] = clip(strings.Join(v, ","), 60)
 		}
-		fmt.Fprintf(&b, "%s %s %v\n", r.Time.Format("15:04:05.000"), r.Method, p)
-	}
-	return b.String()
+		return r.Time, fmt.Sprintf("%s %v", r.Method, p)
+	})
 }
 
 func tgUser(id int64, first string) telegramtest.User {
