@@ -326,6 +326,16 @@ func (h *clHost) post(sender, text string) time.Time {
 	return t0
 }
 
+// ask posts text from sender in its own chat ("chat-"+sender) and returns
+// the first answer after it (waiting up to within) and the record index
+// after that answer.
+func (h *clHost) ask(sender, text string, within time.Duration) (clRecord, int) {
+	h.t.Helper()
+	from := h.mark()
+	h.post(sender, text)
+	return h.waitSend("chat-"+sender, from, within)
+}
+
 // request waits for the fake API's n-th /v1/messages request (1-based).
 func (h *clHost) request(n int, within time.Duration) *anthropictest.Request {
 	h.t.Helper()
@@ -428,9 +438,7 @@ func TestClaudeHostConversation(t *testing.T) {
 
 	// 1. DM in → the scripted reply out.
 	h.fake.Enqueue(anthropictest.Reply{Text: "Hello Alice, nice to meet you."})
-	m := h.mark()
-	h.post("u1", "my name is Alice")
-	got, m := h.waitSend(chat, m, 60*time.Second)
+	got, m := h.ask("u1", "my name is Alice", 60*time.Second)
 	if got.Text != "Hello Alice, nice to meet you." {
 		t.Fatalf("first reply %q", got.Text)
 	}
@@ -852,9 +860,7 @@ func TestClaudeHostScheduleMessage(t *testing.T) {
 	h.fake.Enqueue(anthropictest.Reply{ToolUse: &anthropictest.ToolUse{Name: "mcp__clawhost__schedule_message",
 		Input: map[string]any{"in": "2s", "text": "the oven is on"}}})
 	h.fake.Enqueue(anthropictest.Reply{Text: "I will remind you."})
-	m := h.mark()
-	h.post("u1", "remind me about the oven in two seconds")
-	got, m := h.waitSend(chat, m, 60*time.Second)
+	got, m := h.ask("u1", "remind me about the oven in two seconds", 60*time.Second)
 	if got.Text != "I will remind you." {
 		t.Fatalf("reply %q", got.Text)
 	}
@@ -936,9 +942,7 @@ func checkNoTokenInArgv(t *testing.T, runDir string) {
 func TestClaudeHostDirectives(t *testing.T) {
 	h := startClaudeHost(t, clOptions{})
 	const chat = "chat-u1"
-	m := h.mark()
-	h.post("u1", "my name is Alice")
-	_, m = h.waitSend(chat, m, 60*time.Second)
+	_, m := h.ask("u1", "my name is Alice", 60*time.Second)
 	h.post("u1", "/model claude-sonnet-4-5")
 	got, m := h.waitSend(chat, m, 30*time.Second)
 	if !strings.Contains(got.Text, "Model: claude-sonnet-4-5 from the next message on") {

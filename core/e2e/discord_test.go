@@ -81,15 +81,9 @@ func (e *dcEnv) live(t *testing.T, handshakes int) {
 }
 
 func dcRequestLog(srv *discordtest.Server) string {
-	var b strings.Builder
-	for _, r := range srv.Requests("") {
-		body := string(r.Body)
-		if len(body) > 80 {
-			body = body[:80] + "…"
-		}
-		fmt.Fprintf(&b, "%s %s %s %s\n", r.Time.Format("15:04:05.000"), r.Method, r.Path, body)
-	}
-	return b.String()
+	return requestLog(srv.Requests(""), func(r discordtest.Request) (time.Time, string) {
+		return r.Time, fmt.Sprintf("%s %s %s", r.Method, r.Path, clip(string(r.Body), 80))
+	})
 }
 
 // botMessages are the bot's messages in a channel, latest content.
@@ -135,21 +129,18 @@ func (e *dcEnv) waitMessage(t *testing.T, channelID string, wants ...string) dis
 
 // count is how many of the bot's messages in channelID show s.
 func (e *dcEnv) count(channelID, s string) int {
-	n := 0
-	for _, m := range e.botMessages(channelID) {
-		if strings.Contains(m.Content, s) {
-			n++
-		}
-	}
-	return n
+	return countShowing(e.botMessages(channelID), func(m discordtest.Message) string { return m.Content }, s)
 }
 
 // settle waits until the fake saw no REST call for quiet.
 func (e *dcEnv) settle(t *testing.T, quiet time.Duration) {
 	t.Helper()
-	sdktest.WaitFor(t, "the bot to go quiet", func() bool {
+	waitQuiet(t, quiet, func() time.Time {
 		rs := e.srv.Requests("")
-		return len(rs) == 0 || time.Since(rs[len(rs)-1].Time) >= quiet
+		if len(rs) == 0 {
+			return time.Time{}
+		}
+		return rs[len(rs)-1].Time
 	})
 }
 

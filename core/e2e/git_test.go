@@ -26,15 +26,6 @@ func gitOut(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// askGit sends text from sender and returns the first answer.
-func (h *clHost) askGit(sender, text string) clRecord {
-	h.t.Helper()
-	from := h.mark()
-	h.post(sender, text)
-	r, _ := h.waitSend("chat-"+sender, from, 60*time.Second)
-	return r
-}
-
 // TestGitPlugin: /git through the real binary with the real claude CLI.
 // Chat u1 (an owner) works in its own worktree of a repository: /git shows
 // the worktree's branch with the buttons, a short diff inline, a commit
@@ -71,7 +62,7 @@ func TestGitPlugin(t *testing.T) {
 	})
 
 	// u1's first message makes its worktree.
-	if r := h.askGit("u1", "hello"); !strings.Contains(r.Text, "hello") {
+	if r, _ := h.ask("u1", "hello", 60*time.Second); !strings.Contains(r.Text, "hello") {
 		t.Fatalf("the first answer: %q", r.Text)
 	}
 	wts, _ := filepath.Glob(filepath.Join(repo, ".clawhost", "worktrees", "*"))
@@ -100,7 +91,7 @@ func TestGitPlugin(t *testing.T) {
 		t.Errorf("git.diff_summary's result: %q", res)
 	}
 
-	st := h.askGit("u1", "/git")
+	st, _ := h.ask("u1", "/git", 60*time.Second)
 	if !strings.Contains(st.Text, branch) || !strings.Contains(st.Text, "main.go") || !strings.Contains(st.Text, "README.md") {
 		t.Errorf("/git: %q", st.Text)
 	}
@@ -113,10 +104,10 @@ func TestGitPlugin(t *testing.T) {
 	if strings.Join(ids, " ") != "/git diff /git log /git commit /git push /git branch" {
 		t.Errorf("/git's buttons: %v", ids)
 	}
-	if d := h.askGit("u1", "/git diff"); !strings.Contains(d.Text, "+changed from the agent") || !strings.Contains(d.Text, "main.go") || len(d.Media) != 0 {
+	if d, _ := h.ask("u1", "/git diff", 60*time.Second); !strings.Contains(d.Text, "+changed from the agent") || !strings.Contains(d.Text, "main.go") || len(d.Media) != 0 {
 		t.Errorf("/git diff: %q %v", d.Text, d.Media)
 	}
-	if c := h.askGit("u1", "/git commit from the phone"); !strings.Contains(c.Text, "Committed") {
+	if c, _ := h.ask("u1", "/git commit from the phone", 60*time.Second); !strings.Contains(c.Text, "Committed") {
 		t.Errorf("/git commit: %q", c.Text)
 	}
 	if got := gitOut(t, "--git-dir", filepath.Join(repo, ".git"), "log", "-1", "--format=%an|%s", branch); got != "Phone|from the phone\n" {
@@ -125,7 +116,7 @@ func TestGitPlugin(t *testing.T) {
 	if got := gitOut(t, "--git-dir", filepath.Join(repo, ".git"), "show", branch+":main.go"); got != "package main\n" {
 		t.Errorf("the committed main.go: %q", got)
 	}
-	if p := h.askGit("u1", "/git push"); !strings.Contains(p.Text, "Pushed "+branch) {
+	if p, _ := h.ask("u1", "/git push", 60*time.Second); !strings.Contains(p.Text, "Pushed "+branch) {
 		t.Errorf("/git push: %q", p.Text)
 	}
 	if got := gitOut(t, "--git-dir", bare, "log", "-1", "--format=%s", branch); got != "from the phone\n" {
@@ -134,12 +125,12 @@ func TestGitPlugin(t *testing.T) {
 
 	// u2, a member, in the agent's workspace: a long diff is a file.
 	writeFile(t, filepath.Join(ws, "README.md"), strings.Repeat("a line of a long change\n", 300))
-	d := h.askGit("u2", "/git diff")
+	d, _ := h.ask("u2", "/git diff", 60*time.Second)
 	if len(d.Media) != 1 || !strings.HasSuffix(d.Media[0], ".diff") || !strings.Contains(d.Text, "README.md") {
 		t.Errorf("u2's long /git diff: %q %v", d.Text, d.Media)
 	}
 
-	if r := h.askGit("u3", "/git"); !strings.Contains(r.Text, "owners and members only") {
+	if r, _ := h.ask("u3", "/git", 60*time.Second); !strings.Contains(r.Text, "owners and members only") {
 		t.Errorf("/git from a sender neither owner nor member: %q", r.Text)
 	}
 	if ran := ranGit(t, markers); len(ran) > 0 {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 )
@@ -64,11 +65,11 @@ func TestGitPluginRedirects(t *testing.T) {
 	if res := toolResults(h); !strings.Contains(res, "Refused: this chat's .git leads to another repository") || strings.Contains(res, "b's private commit") {
 		t.Errorf("git.diff_summary on a .git naming b's repository; the tool results:\n%s", res)
 	}
-	if r := h.askGit("u1", "/git log"); !strings.Contains(r.Text, "leads to another repository") || strings.Contains(r.Text, "b's private commit") {
+	if r, _ := h.ask("u1", "/git log", 60*time.Second); !strings.Contains(r.Text, "leads to another repository") || strings.Contains(r.Text, "b's private commit") {
 		t.Errorf("/git log on a .git naming b's repository: %q", r.Text)
 	}
 	writeFile(t, filepath.Join(a, "a.txt"), "a\n")
-	if r := h.askGit("u1", "/git commit from chat a"); !strings.Contains(r.Text, "leads to another repository") {
+	if r, _ := h.ask("u1", "/git commit from chat a", 60*time.Second); !strings.Contains(r.Text, "leads to another repository") {
 		t.Errorf("/git commit on a .git naming b's repository: %q", r.Text)
 	}
 	if after := bLog(); after != before {
@@ -82,7 +83,7 @@ func TestGitPluginRedirects(t *testing.T) {
 	if res := toolResults(h); !strings.Contains(res, "planted-ext") {
 		t.Fatalf("chat u2 could not plant its pushurl; the tool results:\n%s", res)
 	}
-	if r := h.askGit("u2", "/git push"); !strings.Contains(r.Text, "Push refused") || !strings.Contains(r.Text, "pushurl") {
+	if r, _ := h.ask("u2", "/git push", 60*time.Second); !strings.Contains(r.Text, "Push refused") || !strings.Contains(r.Text, "pushurl") {
 		t.Errorf("/git push to a remote with a planted ext:: pushurl: %q", r.Text)
 	}
 	if _, err := os.Stat(marker); err == nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
@@ -173,4 +174,42 @@ func editFile(t *testing.T, path, old, new string) {
 	if err := os.WriteFile(path, []byte(edited), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// countShowing is how many of msgs' texts show s.
+func countShowing[M any](msgs []M, text func(M) string, s string) int {
+	n := 0
+	for _, m := range msgs {
+		if strings.Contains(text(m), s) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitQuiet waits until the fake's latest request (latest: its time, zero
+// for none) is quiet old: the bot went quiet.
+func waitQuiet(t *testing.T, quiet time.Duration, latest func() time.Time) {
+	t.Helper()
+	sdktest.WaitFor(t, "the bot to go quiet", func() bool { return time.Since(latest()) >= quiet })
+}
+
+// requestLog is a fake's requests rs for a failed test's log: a line
+// each, its time (from line) and what line says of it.
+func requestLog[R any](rs []R, line func(R) (time.Time, string)) string {
+	var b strings.Builder
+	for _, r := range rs {
+		at, s := line(r)
+		fmt.Fprintf(&b, "%s %s\n", at.Format("15:04:05.000"), s)
+	}
+	return b.String()
+}
+
+// clip is s cut to its first n bytes and "…" when longer: a fake's
+// request in a failed test's log.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }

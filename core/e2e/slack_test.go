@@ -90,15 +90,9 @@ func (e *slEnv) connected(t *testing.T, n int) {
 }
 
 func slRequestLog(srv *slacktest.Server) string {
-	var b strings.Builder
-	for _, r := range srv.Requests("") {
-		text := r.Form.Get("text")
-		if len(text) > 60 {
-			text = text[:60] + "…"
-		}
-		fmt.Fprintf(&b, "%s %s %d %s %q\n", r.Time.Format("15:04:05.000"), r.Method, r.Status, r.Form.Get("channel"), text)
-	}
-	return b.String()
+	return requestLog(srv.Requests(""), func(r slacktest.Request) (time.Time, string) {
+		return r.Time, fmt.Sprintf("%s %d %s %q", r.Method, r.Status, r.Form.Get("channel"), clip(r.Form.Get("text"), 60))
+	})
 }
 
 // waitMessage waits until one of the bot's messages in channel (thread ""
@@ -121,21 +115,18 @@ func (e *slEnv) waitMessage(t *testing.T, channel, thread string, wants ...strin
 
 // count is how many of the bot's messages in channel show s.
 func (e *slEnv) count(channel, s string) int {
-	n := 0
-	for _, m := range e.srv.BotMessages(channel, "") {
-		if strings.Contains(m.Text, s) {
-			n++
-		}
-	}
-	return n
+	return countShowing(e.srv.BotMessages(channel, ""), func(m slacktest.Message) string { return m.Text }, s)
 }
 
 // settle waits until the fake saw no request for quiet.
 func (e *slEnv) settle(t *testing.T, quiet time.Duration) {
 	t.Helper()
-	sdktest.WaitFor(t, "the bot to go quiet", func() bool {
+	waitQuiet(t, quiet, func() time.Time {
 		rs := e.srv.Requests("")
-		return len(rs) == 0 || time.Since(rs[len(rs)-1].Time) >= quiet
+		if len(rs) == 0 {
+			return time.Time{}
+		}
+		return rs[len(rs)-1].Time
 	})
 }
 

@@ -71,22 +71,16 @@ func startTelegramDaemon(t *testing.T, streaming string) (*daemon, *telegramtest
 
 // tgRequestLog summarizes the fake's recorded requests for a failure log.
 func tgRequestLog(srv *telegramtest.Server) string {
-	var b strings.Builder
-	for _, r := range srv.Requests("") {
+	return requestLog(srv.Requests(""), func(r telegramtest.Request) (time.Time, string) {
 		p := map[string]string{}
 		for k, v := range r.Params {
 			if k == "commands" || k == "allowed_updates" {
 				continue
 			}
-			s := strings.Join(v, ",")
-			if len(s) > 60 {
-				s = s[:60] + "…"
-			}
-			p[k] = s
+			p[k] = clip(strings.Join(v, ","), 60)
 		}
-		fmt.Fprintf(&b, "%s %s %v\n", r.Time.Format("15:04:05.000"), r.Method, p)
-	}
-	return b.String()
+		return r.Time, fmt.Sprintf("%s %v", r.Method, p)
+	})
 }
 
 func tgUser(id int64, first string) telegramtest.User {
@@ -138,26 +132,20 @@ func tgWaitMessage(t *testing.T, srv *telegramtest.Server, chat int64, wants ...
 // quiet, so a reply's drafts and edits are over.
 func tgSettle(t *testing.T, srv *telegramtest.Server, quiet time.Duration) {
 	t.Helper()
-	sdktest.WaitFor(t, "the bot to go quiet", func() bool {
+	waitQuiet(t, quiet, func() time.Time {
 		var last time.Time
 		for _, r := range srv.Requests("") {
 			if r.Method != "getUpdates" && r.Time.After(last) {
 				last = r.Time
 			}
 		}
-		return time.Since(last) >= quiet
+		return last
 	})
 }
 
 // tgCount is how many of the bot's messages in chat show s.
 func tgCount(srv *telegramtest.Server, chat int64, s string) int {
-	n := 0
-	for _, m := range tgChat(srv, chat) {
-		if strings.Contains(m.Visible, s) {
-			n++
-		}
-	}
-	return n
+	return countShowing(tgChat(srv, chat), func(m tgMessage) string { return m.Visible }, s)
 }
 
 // TestTelegramChannel runs one daemon with the default streaming ("auto": a

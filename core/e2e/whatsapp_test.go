@@ -109,11 +109,7 @@ func startWhatsAppDaemon(t *testing.T, selfChat bool, mods ...func(*Host)) *waEn
 func waSentLog(srv *whatsapptest.Server) string {
 	var b strings.Builder
 	for _, m := range srv.Sent() {
-		text := m.Text()
-		if len(text) > 100 {
-			text = text[:100] + "…"
-		}
-		fmt.Fprintf(&b, "%s %s → %s %q\n", m.Time.Format("15:04:05.000"), m.ID, m.To, text)
+		fmt.Fprintf(&b, "%s %s → %s %q\n", m.Time.Format("15:04:05.000"), m.ID, m.To, clip(m.Text(), 100))
 	}
 	for _, r := range srv.Receipts() {
 		fmt.Fprintf(&b, "%s receipt %s %q %s\n", r.Time.Format("15:04:05.000"), r.ID, r.Type, r.To)
@@ -243,13 +239,7 @@ func waWaitText(t *testing.T, srv *whatsapptest.Server, chat []types.JID, wants 
 
 // count is how many of the bot's messages to chat show s.
 func (e *waEnv) count(chat []types.JID, s string) int {
-	n := 0
-	for _, m := range e.sentTo(chat...) {
-		if strings.Contains(m.Text(), s) {
-			n++
-		}
-	}
-	return n
+	return countShowing(e.sentTo(chat...), whatsapptest.SentMessage.Text, s)
 }
 
 // settle waits until the bot sent nothing for quiet.
