@@ -187,13 +187,9 @@ type zygoteServer struct {
 
 func (z *zygoteServer) reply(r zygoteReply, fds ...int) error {
 	b, _ := json.Marshal(r)
-	var oob []byte
-	if len(fds) > 0 {
-		oob = unix.UnixRights(fds...)
-	}
 	z.wmu.Lock()
 	defer z.wmu.Unlock()
-	return z.conn.Send(b, oob)
+	return z.conn.Send(b, fds...)
 }
 
 // serve handles requests until the host closes the socket.
