@@ -78,40 +78,41 @@ func (p relayPorts) Send(ctx context.Context, instance string, req channel.SendR
 	return resp, err
 }
 
-// Edit implements delivery.Channels.
-func (p relayPorts) Edit(ctx context.Context, instance string, req channel.EditRequest) error {
+// relayed runs a call that does not wait for the channel: here (local) when
+// this host holds instance's channel, else on the holder (remote); not sent
+// when no host serves the channel now.
+func (p relayPorts) relayed(instance string, local, remote func() error) error {
 	if !p.r.gate.remote(instance) {
-		return p.Ports.Edit(ctx, instance, req)
+		return local()
 	}
 	if _, ok := p.Ready(instance); !ok {
 		return pluginclient.ErrNotSent
 	}
-	return p.r.call(ctx, instance, "edit", req, nil)
+	return remote()
+}
+
+// Edit implements delivery.Channels.
+func (p relayPorts) Edit(ctx context.Context, instance string, req channel.EditRequest) error {
+	return p.relayed(instance, func() error { return p.Ports.Edit(ctx, instance, req) }, func() error {
+		return p.r.call(ctx, instance, "edit", req, nil)
+	})
 }
 
 // React implements delivery.Channels: a reaction (the seen 👀, the
 // agent's react tool) is set by the host that holds the channel.
 func (p relayPorts) React(ctx context.Context, instance string, req channel.ReactRequest) error {
-	if !p.r.gate.remote(instance) {
-		return p.Ports.React(ctx, instance, req)
-	}
-	if _, ok := p.Ready(instance); !ok {
-		return pluginclient.ErrNotSent
-	}
-	return p.r.call(ctx, instance, "react", req, nil)
+	return p.relayed(instance, func() error { return p.Ports.React(ctx, instance, req) }, func() error {
+		return p.r.call(ctx, instance, "react", req, nil)
+	})
 }
 
 // SetTyping implements delivery.Channels: relayed without waiting.
 func (p relayPorts) SetTyping(ctx context.Context, instance string, req channel.TypingRequest) error {
-	if !p.r.gate.remote(instance) {
-		return p.Ports.SetTyping(ctx, instance, req)
-	}
-	if _, ok := p.Ready(instance); !ok {
-		return pluginclient.ErrNotSent
-	}
-	b, _ := json.Marshal(req)
-	_, err := p.r.db.Relay(ctx, store.RelayCall{Instance: instance, Op: "typing", Request: b, NoReply: true})
-	return err
+	return p.relayed(instance, func() error { return p.Ports.SetTyping(ctx, instance, req) }, func() error {
+		b, _ := json.Marshal(req)
+		_, err := p.r.db.Relay(ctx, store.RelayCall{Instance: instance, Op: "typing", Request: b, NoReply: true})
+		return err
+	})
 }
 
 // hookCall is a relayed BeforeAgentStart.

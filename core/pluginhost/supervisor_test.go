@@ -167,11 +167,23 @@ func (r *recorder) texts() map[string]bool {
 	return out
 }
 
-func newHost(t *testing.T, rec *recorder) *Supervisor {
+// newHost is a supervisor for tests, stopped with the test: quick
+// backoffs, inbound messages to rec; with changes the options further.
+func newHost(t *testing.T, rec *recorder, with ...func(*Options)) *Supervisor {
 	t.Helper()
-	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}), Inbound: rec.inbound, FirstBackoff: 20 * time.Millisecond, MaxBackoff: 400 * time.Millisecond})
+	o := Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}), Inbound: rec.inbound, FirstBackoff: 20 * time.Millisecond, MaxBackoff: 400 * time.Millisecond}
+	for _, f := range with {
+		f(&o)
+	}
+	h := New(o)
 	t.Cleanup(h.Stop)
 	return h
+}
+
+// quickProbe probes every 100 ms with a second's timeout, the backoff's
+// ceiling the default.
+func quickProbe(o *Options) {
+	o.ProbeInterval, o.ProbeTimeout, o.MaxBackoff = 100*time.Millisecond, time.Second, 0
 }
 
 func loopbackSpec(t testing.TB, name string) (Spec, string) {
@@ -392,9 +404,7 @@ func TestMisconfiguredSettlesUntilReload(t *testing.T) {
 
 func TestUnresponsivePluginIsRestarted(t *testing.T) {
 	rec := newRecorder()
-	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}), Inbound: rec.inbound,
-		FirstBackoff: 20 * time.Millisecond, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: time.Second})
-	t.Cleanup(h.Stop)
+	h := newHost(t, rec, quickProbe)
 	spec, addrFile := loopbackSpec(t, "lo")
 	h.Apply([]Spec{spec})
 	first := waitState(t, h.Instance("lo"), StateReady)
@@ -433,9 +443,7 @@ func waitStopped(t *testing.T, pid int) {
 // for the restarted process and goes through.
 func TestSendToAHungPluginEndsWithTheProbe(t *testing.T) {
 	rec := newRecorder()
-	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}), Inbound: rec.inbound,
-		FirstBackoff: 20 * time.Millisecond, ProbeInterval: 100 * time.Millisecond, ProbeTimeout: time.Second})
-	t.Cleanup(h.Stop)
+	h := newHost(t, rec, quickProbe)
 	spec, _ := loopbackSpec(t, "lo")
 	h.Apply([]Spec{spec})
 	first := waitState(t, h.Instance("lo"), StateReady)

@@ -1,7 +1,6 @@
 package pluginhost
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -182,19 +181,9 @@ func findBubblewrap(name string, u *runas.User) (string, error) {
 	defer filter.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), sandboxProbeTimeout)
 	defer cancel()
-	args := append(confine.BubblewrapArgs(seccompFD), "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true")
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
-	cmd.ExtraFiles = []*os.File{filter}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: u.Credential()}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		why := strings.TrimSpace(stderr.String())
-		if why == "" {
-			why = err.Error()
-		}
-		return "", fmt.Errorf("%w: bwrap: %s", errNoSandbox, why)
+	if err := confine.TryBubblewrap(ctx, path, filter, &syscall.SysProcAttr{Credential: u.Credential()},
+		"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"); err != nil {
+		return "", fmt.Errorf("%w: bwrap: %v", errNoSandbox, err)
 	}
 	return path, nil
 }

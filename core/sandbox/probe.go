@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -78,18 +77,9 @@ func Probe(mode string, user *runas.User) Found {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	args := append(confine.BubblewrapArgs(-1), "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true")
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
-	cmd.SysProcAttr = credentialAttr(user)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		why := strings.TrimSpace(stderr.String())
-		if why == "" {
-			why = err.Error()
-		}
-		return Found{State: "unavailable (bubblewrap failed: " + truncate(why, 200) + ")"}
+	if err := confine.TryBubblewrap(ctx, path, nil, credentialAttr(user),
+		"--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"); err != nil {
+		return Found{State: "unavailable (bubblewrap failed: " + truncate(err.Error(), 200) + ")"}
 	}
 	return Found{Bwrap: path, State: "bubblewrap"}
 }

@@ -89,25 +89,11 @@ func zygoteSpikeStart(ms []zygoteMount, dir string, argv []string) error {
 			return fmt.Errorf("private: %w", err)
 		}
 	}
-	srcs := make([]int, len(ms))
-	for i, m := range ms {
-		src := m.Src
-		switch {
-		case m.Op == opHide && m.Dir:
-			srcs[i] = -1
-			continue
-		case m.Op == opHide:
-			src = "/dev/null"
-		case src == "":
-			src = m.Path
-		}
-		fd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("open %s: %w", src, err)
-		}
-		defer unix.Close(fd)
-		srcs[i] = fd
+	srcs, err := zygoteSources(ms)
+	if err != nil {
+		return err
 	}
+	defer closeSources(srcs)
 	mps := mountPoints{}
 	for i, m := range ms {
 		if err := zygoteMountOne(m, srcs[i], mps); err != nil {

@@ -187,13 +187,9 @@ type zygoteServer struct {
 
 func (z *zygoteServer) reply(r zygoteReply, fds ...int) error {
 	b, _ := json.Marshal(r)
-	var oob []byte
-	if len(fds) > 0 {
-		oob = unix.UnixRights(fds...)
-	}
 	z.wmu.Lock()
 	defer z.wmu.Unlock()
-	return z.conn.Send(b, oob)
+	return z.conn.Send(b, fds...)
 }
 
 // serve handles requests until the host closes the socket.
@@ -292,25 +288,12 @@ func (z *zygoteServer) reap(pid, tid int) {
 	_ = z.reply(zygoteReply{Clean: true})
 }
 
-// zygoteStart is one start on the calling, locked thread: a mount namespace of its own
-// with req's mounts, /dev read-only and a fresh /dev/shm; the thread's capabilities
-// dropped (bounding set, no new privileges, and — as root — none effective: the command
-// this thread execs has none); then the fork and exec. It returns claude's pid and pidfd.
-func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
-	if err := zygoteUnshare(); err != nil {
-		return 0, 0, err
-	}
-	// The sources, opened before anything is mounted (a hidden tree may hold them, as
-	// bwrap reads them from the old root).
-	srcs := make([]int, len(req.Mounts))
-	defer func() {
-		for _, fd := range srcs {
-			if fd > 0 {
-				_ = unix.Close(fd)
-			}
-		}
-	}()
-	for i, m := range req.Mounts {
+// zygoteSources opens the sources of ms (O_PATH) before anything is mounted (a hidden
+// tree may hold them, as bwrap reads them from the old root): -1 for a mount without
+// one (a hidden directory, a scratch). On an error it closes those it opened.
+func zygoteSources(ms []zygoteMount) ([]int, error) {
+	srcs := make([]int, len(ms))
+	for i, m := range ms {
 		src := m.Src
 		switch {
 		case m.Op == opHide && m.Dir, m.Op == opScratch:
@@ -323,10 +306,36 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 		}
 		fd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return 0, 0, fmt.Errorf("open %s: %w", src, err)
+			closeSources(srcs[:i])
+			return nil, fmt.Errorf("open %s: %w", src, err)
 		}
 		srcs[i] = fd
 	}
+	return srcs, nil
+}
+
+// closeSources closes the descriptors zygoteSources opened.
+func closeSources(srcs []int) {
+	for _, fd := range srcs {
+		if fd > 0 {
+			_ = unix.Close(fd)
+		}
+	}
+}
+
+// zygoteStart is one start on the calling, locked thread: a mount namespace of its own
+// with req's mounts, /dev read-only and a fresh /dev/shm; the thread's capabilities
+// dropped (bounding set, no new privileges, and — as root — none effective: the command
+// this thread execs has none); then the fork and exec. It returns claude's pid and pidfd.
+func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
+	if err := zygoteUnshare(); err != nil {
+		return 0, 0, err
+	}
+	srcs, err := zygoteSources(req.Mounts)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer closeSources(srcs)
 	// claude's root: an empty tmpfs (mounted over the helper's /tmp, in this start's
 	// namespace alone) that gets the start's mounts, /dev and /proc, then becomes the
 	// root; the helper's view (the host's whole tree, read-only) is detached.

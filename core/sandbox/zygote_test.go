@@ -149,22 +149,10 @@ true`)
 			return strings.TrimSpace(out)
 		}},
 		{"leave files in /dev for the next start", "dev", func(t *testing.T, z *zygote) string {
-			zygoteSh(t, z, "touch /dev/planted; echo x > /dev/shm/planted")
-			if after := zygoteAfter(t, z); after != "clean" {
-				t.Fatalf("the helper is %s", after)
-			}
-			out, _ := zygoteSh(t, z, "ls /dev/planted /dev/shm/planted 2>/dev/null; true")
-			zygoteAfter(t, z)
-			return strings.TrimSpace(out)
+			return plantThenLook(t, z, "touch /dev/planted; echo x > /dev/shm/planted", "ls /dev/planted /dev/shm/planted 2>/dev/null; true")
 		}},
 		{"leave processes for the next start", "reap", func(t *testing.T, z *zygote) string {
-			zygoteSh(t, z, "sleep 1000 >/dev/null 2>&1 & setsid sleep 1000 >/dev/null 2>&1 & (sleep 1000 >/dev/null 2>&1 &) ; echo started")
-			if after := zygoteAfter(t, z); after != "clean" {
-				t.Fatalf("the helper is %s", after)
-			}
-			out, _ := zygoteSh(t, z, "for p in /proc/[0-9]*; do [ $p = /proc/1 ] || [ $p = /proc/$$ ] || echo $p; done")
-			zygoteAfter(t, z)
-			return strings.TrimSpace(out)
+			return plantThenLook(t, z, "sleep 1000 >/dev/null 2>&1 & setsid sleep 1000 >/dev/null 2>&1 & (sleep 1000 >/dev/null 2>&1 &) ; echo started", "for p in /proc/[0-9]*; do [ $p = /proc/1 ] || [ $p = /proc/$$ ] || echo $p; done")
 		}},
 	}
 	for _, tc := range cases {
@@ -515,4 +503,18 @@ func TestZygoteRealHelperCaps(t *testing.T) {
 			}
 		}
 	}
+}
+
+// plantThenLook runs plant in one start of z, which must leave the helper
+// clean, then look in the next: what look prints (trimmed) is what the
+// first start left for the second.
+func plantThenLook(t *testing.T, z *zygote, plant, look string) string {
+	t.Helper()
+	zygoteSh(t, z, plant)
+	if after := zygoteAfter(t, z); after != "clean" {
+		t.Fatalf("the helper is %s", after)
+	}
+	out, _ := zygoteSh(t, z, look)
+	zygoteAfter(t, z)
+	return strings.TrimSpace(out)
 }

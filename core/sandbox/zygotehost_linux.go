@@ -139,13 +139,9 @@ func (z *zygote) read() {
 
 func (z *zygote) send(req zygoteRequest, fds ...int) error {
 	b := appendZygoteRequest(nil, &req)
-	var oob []byte
-	if len(fds) > 0 {
-		oob = unix.UnixRights(fds...)
-	}
 	z.wmu.Lock()
 	defer z.wmu.Unlock()
-	return z.conn.Send(b, oob)
+	return z.conn.Send(b, fds...)
 }
 
 // stop ends the helper: the socket's end makes it exit, and with it, as the namespace's

@@ -46,9 +46,13 @@ func (c *Conn) Recv(buf, oob []byte) (n, oobn int, err error) {
 	return n, oobn, errors.Join(err, rerr)
 }
 
-// Send writes one message with oob (descriptors, or nil), waiting while the socket's
-// buffer is full.
-func (c *Conn) Send(b, oob []byte) error {
+// Send writes one message carrying fds (as SCM_RIGHTS; none: a plain message), waiting
+// while the socket's buffer is full.
+func (c *Conn) Send(b []byte, fds ...int) error {
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
 	var serr error
 	err := c.rc.Write(func(fd uintptr) bool {
 		serr = unix.Sendmsg(int(fd), b, oob, nil, unix.MSG_DONTWAIT)
