@@ -33,9 +33,12 @@ UPLOT_SHA256 := 4b8a8191e425658e3ea8c8c1314b0fc679c861ee3a1af2b20c7b16ba50b5133d
 # Dendrite, the real Matrix homeserver the matrix plugin's tests run
 # (plugins/matrix/matrixtest): built from the Go module proxy, the
 # Apache-2.0 github.com/matrix-org/dendrite (not the AGPL fork), pure Go
-# (its SQLite is modernc's without cgo).
-DENDRITE_VERSION := v0.13.8
+# (its SQLite is modernc's without cgo), from tools/dendrite/go.mod: the
+# version there and a newer modernc.org/sqlite than v0.13.8 pins (the
+# module's comment says why). The stamp is named after go.sum's hash, so
+# a change there rebuilds.
 DENDRITE_DIR := .cache/dendrite
+DENDRITE_STAMP := $(DENDRITE_DIR)/built-$(firstword $(shell sha256sum tools/dendrite/go.sum 2>/dev/null | cut -c1-16))
 
 # Plugin binaries: plugins/<name>/cmd/clawhost-<name> and examples/<name>
 # (Go: main.go; Python: __main__.py).
@@ -119,11 +122,12 @@ uplot: ## fetch uPlot $(UPLOT_VERSION) from npm again, check its tarball's SHA-2
 	  cp "$$tmp/package/LICENSE" core/admin/assets/uPlot.LICENSE && \
 	  echo "core/admin/assets: uPlot $(UPLOT_VERSION) (sha256 $(UPLOT_SHA256))"
 	@git diff --stat -- core/admin/assets
-dendrite: $(DENDRITE_DIR)/$(DENDRITE_VERSION) ## build the Matrix homeserver Dendrite into .cache/dendrite for the matrix tests (Go module proxy)
-$(DENDRITE_DIR)/$(DENDRITE_VERSION):
+dendrite: $(DENDRITE_STAMP) ## build the Matrix homeserver Dendrite into .cache/dendrite for the matrix tests (Go module proxy)
+$(DENDRITE_STAMP): tools/dendrite/go.mod tools/dendrite/go.sum
 	@mkdir -p $(DENDRITE_DIR)
-	GOBIN=$(abspath $(DENDRITE_DIR)) CGO_ENABLED=0 $(GO) install github.com/matrix-org/dendrite/cmd/dendrite@$(DENDRITE_VERSION) \
-	  github.com/matrix-org/dendrite/cmd/generate-config@$(DENDRITE_VERSION) github.com/matrix-org/dendrite/cmd/generate-keys@$(DENDRITE_VERSION)
+	@rm -f $(DENDRITE_DIR)/built-* $(DENDRITE_DIR)/v0.*
+	cd tools/dendrite && GOWORK=off CGO_ENABLED=0 $(GO) build -o $(abspath $(DENDRITE_DIR))/ github.com/matrix-org/dendrite/cmd/dendrite \
+	  github.com/matrix-org/dendrite/cmd/generate-config github.com/matrix-org/dendrite/cmd/generate-keys
 	@touch $@
 
 browser: ## install Debian's chromium for the browser tests (needs root or sudo)
@@ -258,9 +262,10 @@ $(TOOLS): tools/go.mod tools/go.sum
 # go mod tidy ignores go.work: each module's tidy resolves the others at
 # the versions its go.mod requires, which core/cmd/modproxy serves from
 # this tree (their go.sum lines are left out: they change with every edit).
-tidy: ## go mod tidy every module (root, sdk, proto against this tree's; tools; plugins/matrix)
+tidy: ## go mod tidy every module (root, sdk, proto against this tree's; tools, tools/dendrite; plugins/matrix)
 	$(GO) run ./core/cmd/modproxy -tidy
 	cd tools && GOWORK=off $(GO) mod tidy
+	cd tools/dendrite && GOWORK=off $(GO) mod tidy
 	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; (cd $$m && GOWORK=off $(GO) mod tidy) || exit 1; done
 
 fmt: ## format the Go code
@@ -284,6 +289,7 @@ check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, function and f
 	@git diff --exit-code -- proto/gen || { echo "proto/gen is out of date: run make proto and commit"; exit 1; }
 	$(GO) run ./core/cmd/modproxy -tidy -diff
 	@(cd tools && GOWORK=off $(GO) mod tidy -diff) || { echo "tools/go.mod or go.sum is not tidy: run make tidy"; exit 1; }
+	@(cd tools/dendrite && GOWORK=off $(GO) mod tidy -diff) || { echo "tools/dendrite/go.mod or go.sum is not tidy: run make tidy"; exit 1; }
 	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) vet ./... && mod tidy -diff && darwin build)"; \
 	  (cd $$m && GOWORK=off $(GO) vet -tags goolm ./... && GOWORK=off $(GO) mod tidy -diff && GOWORK=off GOOS=darwin GOARCH=arm64 $(GO) build -tags goolm ./...) || { echo "$$m: vet, tidy (cd $$m && GOWORK=off go mod tidy) or the macOS build failed"; exit 1; }; done
 	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule|TestArchitectureDoc|TestSizeLimits|TestParameterLimits|TestPackageBounds|TestWaitsHaveABudget|TestTestsWriteProgramsWithWriteExecutable|TestChannelPluginsLinkNoMarkdownParser' ./core/archtest/
