@@ -50,6 +50,7 @@ type Server struct {
 	log    *bytes.Buffer
 	mu     sync.Mutex
 	done   chan struct{}
+	exit   error // how Dendrite exited, once done is closed
 }
 
 // Bin is the directory of the Dendrite binaries: CLAWHOST_DENDRITE_DIR, else
@@ -89,6 +90,11 @@ func Start(tb testing.TB) *Server {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
+		select {
+		case <-s.done: // nothing stops Dendrite before the test ends
+			tb.Errorf("dendrite exited during the test (%v): every check after that fails with it; its log is below", s.exit)
+		default:
+		}
 		s.Stop()
 		if tb.Failed() {
 			tb.Logf("dendrite's log:\n%s", s.Log())
@@ -142,7 +148,7 @@ func start(bin, dir string) (*Server, error) {
 		s.front.Close()
 		return nil, err
 	}
-	go func() { _ = s.cmd.Wait(); s.front.Close(); close(s.done) }()
+	go func() { s.exit = s.cmd.Wait(); s.front.Close(); close(s.done) }()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	for {
