@@ -44,16 +44,23 @@ func TestStatusPageActions(t *testing.T) {
 			t.Fatalf("click %s: %v", form, err)
 		}
 	}
-	// press reloads the page, clicks the button of form (it must be
-	// there) and waits until the page is back at / without it.
-	press := func(form string) {
+	// shown reloads the page and waits until it shows form (the page
+	// may still be loading when a click comes straight after an action).
+	shown := func(form string) {
 		t.Helper()
 		reload()
 		if err := b.WaitJS(`document.querySelector('form[action="` + form + `"]')`); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// press clicks the button of form once the page shows it and waits
+	// until the page is back at / without it, loaded to its end (a page
+	// still being parsed lacks the forms below the part it has read).
+	press := func(form string) {
+		t.Helper()
+		shown(form)
 		click(form)
-		if err := b.WaitJS(`location.pathname == "/" && !document.querySelector('form[action="` + form + `"]')`); err != nil {
+		if err := b.WaitJS(`document.readyState == "complete" && location.pathname == "/" && !document.querySelector('form[action="` + form + `"]')`); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,6 +105,7 @@ func TestStatusPageActions(t *testing.T) {
 
 	// Restart the plugin.
 	before := pluginPIDs(d, 1)
+	shown("/plugins/lo/restart")
 	click("/plugins/lo/restart")
 	d.waitFor(func() bool {
 		now := pluginPIDs(d, 1)
