@@ -201,6 +201,7 @@ var harnesses = map[string]bool{
 	"core/internal/vectors":           true,
 	"core/internal/golden":            true,
 	"core/internal/asnobody":          true,
+	"core/internal/qrcode/qrcodetest": true,
 	// The end-to-end harness writes a whole host's configuration and runs
 	// the binary: it stands where the daemon's composition does.
 	"core/e2e": true,
