@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"os"
 	"sync"
 
 	"github.com/clawhost/clawhost/core/config"
@@ -18,32 +17,24 @@ import (
 // binary is missing, or that cannot be started, adds none: the reload goes
 // on and the instance shows its state as it would without the check.
 func (h *Host) checkChanged(cfg *config.Config) hcl.Diagnostics {
+	var changed []*config.Plugin
+	for _, p := range cfg.EnabledPlugins() {
+		if h.plugins.Changed(p.Name, p.Fingerprint()) {
+			changed = append(changed, p)
+		}
+	}
 	var (
 		mu    sync.Mutex
 		diags hcl.Diagnostics
-		wg    sync.WaitGroup
 	)
-	for _, p := range cfg.EnabledPlugins() {
-		if !h.plugins.Changed(p.Name, p.Fingerprint()) {
-			continue
+	pluginprobe.Each(changed, func(ctx context.Context, p *config.Plugin) {
+		d, _, err := pluginprobe.Check(ctx, h.plugins, cfg, p, false)
+		if err != nil {
+			h.log.Warn("reload: could not check the plugin's config block", "instance", p.Name, "error", err)
 		}
-		if _, err := os.Stat(p.Path); err != nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), p.StartTimeout.Duration())
-			defer cancel()
-			d, _, err := pluginprobe.Check(ctx, h.plugins, cfg, p, false)
-			if err != nil {
-				h.log.Warn("reload: could not check the plugin's config block", "instance", p.Name, "error", err)
-			}
-			mu.Lock()
-			diags = append(diags, d...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+		mu.Lock()
+		diags = append(diags, d...)
+		mu.Unlock()
+	})
 	return diags
 }

@@ -1,22 +1,16 @@
 package admin
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"html"
-	"image/png"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/makiuchi-d/gozxing"
-	gozxingqr "github.com/makiuchi-d/gozxing/qrcode"
+	"github.com/clawhost/clawhost/core/internal/qrcode/qrcodetest"
 )
 
 // attentionSnapshot has one plugin per attention kind, and a ready one.
@@ -33,38 +27,14 @@ func attentionSnapshot(qr string) Snapshot {
 	}}
 }
 
-// decodeQR decodes a PNG QR code with an independent decoder.
-func decodeQR(t *testing.T, pngData []byte) string {
-	t.Helper()
-	img, err := png.Decode(bytes.NewReader(pngData))
-	if err != nil {
-		t.Fatalf("decode png: %v", err)
-	}
-	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := gozxingqr.NewQRCodeReader().Decode(bmp, map[gozxing.DecodeHintType]any{gozxing.DecodeHintType_PURE_BARCODE: true})
-	if err != nil {
-		t.Fatalf("decode qr: %v", err)
-	}
-	return res.GetText()
-}
-
-var imgSrc = regexp.MustCompile(`<img class="qr" src="data:image/png;base64,([^"]+)" alt="QR code for ([a-z]+)">`)
-
 // imgData returns the PNG of the page's first QR image and its instance.
 func imgData(t *testing.T, body string) ([]byte, string) {
 	t.Helper()
-	m := imgSrc.FindStringSubmatch(body)
-	if m == nil {
+	raw, inst := qrcodetest.PageImage(t, body)
+	if raw == nil {
 		t.Fatalf("no QR image in:\n%s", body)
 	}
-	raw, err := base64.StdEncoding.DecodeString(html.UnescapeString(m[1]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw, m[2]
+	return raw, inst
 }
 
 // TestStatusPageAttention: a QR attention is an inline image that decodes
@@ -80,7 +50,7 @@ func TestStatusPageAttention(t *testing.T) {
 	if inst != "wa" {
 		t.Fatalf("QR image for %s", inst)
 	}
-	if got := decodeQR(t, raw); got != "2@first,payload==" {
+	if got := qrcodetest.DecodePNG(t, raw); got != "2@first,payload==" {
 		t.Fatalf("QR decodes to %q", got)
 	}
 	for _, want := range []string{
@@ -112,7 +82,7 @@ func TestStatusPageAttention(t *testing.T) {
 	src.mu.Unlock()
 	_, body, _ = do(t, s, request{path: "/"})
 	raw, _ = imgData(t, body)
-	if got := decodeQR(t, raw); got != "2@second,payload==" {
+	if got := qrcodetest.DecodePNG(t, raw); got != "2@second,payload==" {
 		t.Fatalf("after rotation the QR decodes to %q", got)
 	}
 }

@@ -77,20 +77,33 @@ var knownPlatformBranches = []string{}
 // other core file builds a path in it.
 const pluginDirMaker = "core/settings/settings.go"
 
-// repoFiles are the repository's non-test Go files under dir, relative to
-// the repository root.
-func repoFiles(t *testing.T, dir string) map[string]string {
+// repoFiles are the repository's non-test Go files under dirs, relative
+// to the repository root.
+func repoFiles(t *testing.T, dirs ...string) map[string]string {
 	t.Helper()
-	return goFiles(t, dir, false)
+	return goFiles(t, false, dirs...)
 }
 
-// goFiles are the Go files under dir (test files too when withTests),
+// goFiles are the Go files under dirs (test files too when withTests),
 // relative to the repository root, testdata and hidden directories left
-// out.
-func goFiles(t *testing.T, dir string, withTests bool) map[string]string {
+// out. A dir without any fails the test: the check would see nothing there.
+func goFiles(t *testing.T, withTests bool, dirs ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, dir := range dirs {
+		n := len(out)
+		goFilesUnder(t, dir, withTests, out)
+		if len(out) == n {
+			t.Fatalf("no Go files under %s: the check would see nothing", dir)
+		}
+	}
+	return out
+}
+
+// goFilesUnder adds the Go files under dir to out.
+func goFilesUnder(t *testing.T, dir string, withTests bool, out map[string]string) {
 	t.Helper()
 	root := filepath.Join("..", "..")
-	out := map[string]string{}
 	err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -112,10 +125,18 @@ func goFiles(t *testing.T, dir string, withTests bool) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out) == 0 {
-		t.Fatalf("no Go files under %s: the check would see nothing", dir)
+}
+
+// stillNeeded fails the test for each file of known (a rule's list of
+// exceptions) that no longer matches re: the list must shrink with the
+// code. why says what the file no longer does and the list's name.
+func stillNeeded(t *testing.T, files map[string]string, known []string, re *regexp.Regexp, why string) {
+	t.Helper()
+	for _, k := range known {
+		if src, ok := files[k]; ok && !re.MatchString(src) {
+			t.Errorf("%s no longer %s", k, why)
+		}
 	}
-	return out
 }
 
 // platformViolations are the files of files that break the rules of this
@@ -142,20 +163,11 @@ func platformViolations(files map[string]string) []string {
 // in the core opens a file in a plugin's data directory.
 func TestPlatformKnowledgeInPlugins(t *testing.T) {
 	t.Parallel()
-	files := map[string]string{}
-	for _, dir := range []string{"core", "sdk", "plugins", "examples", "markup"} {
-		for k, v := range repoFiles(t, dir) {
-			files[k] = v
-		}
-	}
+	files := repoFiles(t, "core", "sdk", "plugins", "examples", "markup")
 	for _, v := range platformViolations(files) {
 		t.Error(v)
 	}
-	for _, known := range knownPlatformBranches {
-		if src, ok := files[known]; ok && !platformBranch.MatchString(src) {
-			t.Errorf("%s no longer branches on a platform's name: remove it from knownPlatformBranches", known)
-		}
-	}
+	stillNeeded(t, files, knownPlatformBranches, platformBranch, "branches on a platform's name: remove it from knownPlatformBranches")
 }
 
 // TestPlatformRulesCatchViolations makes sure the checks can fail.

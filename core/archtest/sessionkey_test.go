@@ -63,20 +63,11 @@ func sessionKeyViolations(files map[string]string) []string {
 // form.
 func TestSessionKeyIsTyped(t *testing.T) {
 	t.Parallel()
-	files := map[string]string{}
-	for _, dir := range []string{"core", "sdk", "plugins", "examples"} {
-		for k, v := range repoFiles(t, dir) {
-			files[k] = v
-		}
-	}
+	files := repoFiles(t, "core", "sdk", "plugins", "examples")
 	for _, v := range sessionKeyViolations(files) {
 		t.Error(v)
 	}
-	for _, known := range keyBoundary {
-		if src, ok := files[known]; ok && !keyParse.MatchString(src) {
-			t.Errorf("%s no longer parses a session key: remove it from keyBoundary", known)
-		}
-	}
+	stillNeeded(t, files, keyBoundary, keyParse, "parses a session key: remove it from keyBoundary")
 }
 
 // TestSessionKeyRulesCatchViolations makes sure the check can fail.

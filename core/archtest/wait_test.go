@@ -38,12 +38,7 @@ func deadlineViolations(files map[string]string) []string {
 // binary's deadline except through sdktest.WaitDeadline.
 func TestWaitsHaveABudget(t *testing.T) {
 	t.Parallel()
-	files := map[string]string{}
-	for _, dir := range []string{"core", "sdk", "plugins", "examples", "markup"} {
-		for k, v := range goFiles(t, dir, true) {
-			files[k] = v
-		}
-	}
+	files := goFiles(t, true, "core", "sdk", "plugins", "examples", "markup")
 	if _, ok := files[deadlineReader]; !ok {
 		t.Fatalf("%s is gone: move the rule with it", deadlineReader)
 	}

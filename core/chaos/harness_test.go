@@ -19,6 +19,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/e2e"
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+	"github.com/clawhost/clawhost/core/internal/procstat"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 
@@ -437,45 +438,18 @@ type proc struct {
 	started time.Time
 }
 
-// bootTime is when the machine booted (/proc/stat's btime): process
-// start times count from it.
-var bootTime = sync.OnceValue(func() time.Time {
-	b, _ := os.ReadFile("/proc/stat")
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "btime "); ok {
-			sec, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return time.Unix(sec, 0)
-		}
-	}
-	return time.Time{}
-})
-
 func procs() map[int]proc {
 	out := map[int]proc{}
-	ents, _ := os.ReadDir("/proc")
-	for _, ent := range ents {
-		pid, err := strconv.Atoi(ent.Name())
-		if err != nil {
+	for _, st := range procstat.All() {
+		if len(st.Fields) < 20 {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + ent.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 20 {
-			continue
-		}
-		p := proc{pid: pid, state: f[0]}
-		p.ppid, _ = strconv.Atoi(f[1])
-		p.pgid, _ = strconv.Atoi(f[2])
-		ticks, _ := strconv.ParseInt(f[19], 10, 64) // USER_HZ is 100 on Linux
-		p.started = bootTime().Add(time.Duration(ticks) * 10 * time.Millisecond)
-		cl, _ := os.ReadFile("/proc/" + ent.Name() + "/cmdline")
+		p := proc{pid: st.PID, state: st.State(), ppid: st.PPID(), pgid: st.PGID(), started: st.Started()}
+		dir := "/proc/" + strconv.Itoa(st.PID)
+		cl, _ := os.ReadFile(dir + "/cmdline")
 		p.cmdline = strings.TrimSpace(strings.ReplaceAll(string(cl), "\x00", " "))
-		p.environ, _ = os.ReadFile("/proc/" + ent.Name() + "/environ")
-		out[pid] = p
+		p.environ, _ = os.ReadFile(dir + "/environ")
+		out[st.PID] = p
 	}
 	return out
 }

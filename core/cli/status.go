@@ -30,7 +30,7 @@ func status(at hostAt, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	snap, err := fetchStatus(cfg)
+	snap, err := FetchStatus(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "clawhost status: %v (is clawhost running with this config?)\n", err)
 		return 2
@@ -57,8 +57,9 @@ func status(at hostAt, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// fetchStatus reads /status.json from the admin endpoint.
-func fetchStatus(cfg *config.Config) (admin.Snapshot, error) {
+// FetchStatus reads /status.json from the admin endpoint of the host cfg
+// configures, with its admin token (what `clawhost status` shows).
+func FetchStatus(cfg *config.Config) (admin.Snapshot, error) {
 	var snap admin.Snapshot
 	resp, err := adminDo(cfg, http.MethodGet, "/status.json", "", nil, 10*time.Second)
 	if err != nil {

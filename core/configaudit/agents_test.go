@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/core/pluginprobe/pluginprobetest"
+
 	"github.com/clawhost/clawhost/core/config/configtest"
 	"github.com/clawhost/clawhost/core/securityaudit"
 )
@@ -23,7 +25,7 @@ agent "docs" {
   workspace = "./workspace"
 }
 `)
-	in := auditInput(cfg, bundled(cfg))
+	in := auditInput(cfg, pluginprobetest.Declarations(cfg))
 	got := []string{}
 	for _, f := range in.Agent.AllowedTools {
 		got = append(got, "main "+f.Value+" "+strings.TrimPrefix(f.At, cfg.Path()))
@@ -37,7 +39,7 @@ agent "docs" {
 		t.Errorf("allowed_tools audited: %q, want %q", got, want)
 	}
 	var runs []string
-	for _, f := range Run(cfg, securityaudit.Machine{}, bundled(cfg)) {
+	for _, f := range Run(cfg, securityaudit.Machine{}, pluginprobetest.Declarations(cfg)) {
 		if f.Check == "agent.allowed_tools_runs_code" {
 			runs = append(runs, strings.TrimPrefix(f.Where, cfg.Path())+" "+f.Found)
 		}
@@ -70,7 +72,7 @@ plugin "git" {
 }
 `)
 	var got []string
-	for _, f := range Run(cfg, securityaudit.Machine{}, bundled(cfg)) {
+	for _, f := range Run(cfg, securityaudit.Machine{}, pluginprobetest.Declarations(cfg)) {
 		if strings.HasPrefix(f.Check, "agent.plugin_tools") {
 			got = append(got, f.Check+" "+strings.TrimPrefix(f.Where, cfg.Path())+" "+f.Found)
 		}

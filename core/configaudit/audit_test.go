@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/core/pluginprobe/pluginprobetest"
+
 	"github.com/clawhost/clawhost/core/internal/golden"
 
 	"github.com/clawhost/clawhost/core/config"
@@ -66,7 +68,7 @@ func TestAuditGolden(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatalf("load: %v", diags)
 			}
-			findings := Run(cfg, tc.machine, bundled(cfg))
+			findings := Run(cfg, tc.machine, pluginprobetest.Declarations(cfg))
 			var buf bytes.Buffer
 			if err := securityaudit.WriteText(&buf, path, findings, nil); err != nil {
 				t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/clawhost/clawhost/core/message"
 	"github.com/clawhost/clawhost/core/store"
 	"github.com/clawhost/clawhost/core/store/sqlite"
+	"github.com/clawhost/clawhost/core/store/sqlite/sqlitetest"
 	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/pluginclient"
@@ -262,11 +263,7 @@ func (f *fixture) wantState(id int64, want store.State) {
 // state is entry id's state in the store.
 func (f *fixture) state(id int64) store.State {
 	f.t.Helper()
-	e, err := f.db.Entry(context.Background(), id)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return e.State
+	return sqlitetest.Entry(f.t, f.db, id).State
 }
 
 var tgt = message.Target{Instance: "tg", ChatID: "1"}

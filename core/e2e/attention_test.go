@@ -8,61 +8,29 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
-	"html"
-	"image"
-	"image/color"
-	"image/png"
 	"net"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/makiuchi-d/gozxing"
-	gozxingqr "github.com/makiuchi-d/gozxing/qrcode"
-
 	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/internal/qrcode/qrcodetest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
-// decodeQRImage reads a QR code with an independent decoder.
-func decodeQRImage(t *testing.T, img image.Image) string {
-	t.Helper()
-	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := gozxingqr.NewQRCodeReader().Decode(bmp, map[gozxing.DecodeHintType]any{gozxing.DecodeHintType_PURE_BARCODE: true})
-	if err != nil {
-		t.Fatalf("decode qr: %v", err)
-	}
-	return res.GetText()
-}
-
-var pageQR = regexp.MustCompile(`<img class="qr" src="data:image/png;base64,([^"]+)" alt="QR code for ([a-z]+)">`)
-
 // pageQRText decodes the QR image of the status page; "" when it has none.
 func pageQRText(t *testing.T, page string) string {
 	t.Helper()
-	m := pageQR.FindStringSubmatch(page)
-	if m == nil {
+	raw, _ := qrcodetest.PageImage(t, page)
+	if raw == nil {
 		return ""
 	}
-	raw, err := base64.StdEncoding.DecodeString(html.UnescapeString(m[1]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return decodeQRImage(t, img)
+	return qrcodetest.DecodePNG(t, raw)
 }
 
 // terminalQRText decodes the QR code `clawhost status` drew after "scan
@@ -81,37 +49,15 @@ func terminalQRTextAfter(t *testing.T, out, header, indent string) string {
 		return ""
 	}
 	rest := out[i+len(header):]
-	var rows [][]rune
+	var rows []string
 	for _, line := range strings.Split(rest, "\n") {
 		art, ok := strings.CutPrefix(line, indent)
 		if !ok || strings.Trim(art, " ▀▄█") != "" || art == "" {
 			break
 		}
-		rows = append(rows, []rune(art))
+		rows = append(rows, art)
 	}
-	const scale = 4
-	img := image.NewGray(image.Rect(0, 0, len(rows[0])*scale, 2*len(rows)*scale))
-	for i := range img.Pix {
-		img.Pix[i] = 0xff
-	}
-	fill := func(x, y int) {
-		for dy := range scale {
-			for dx := range scale {
-				img.SetGray(x*scale+dx, y*scale+dy, color.Gray{})
-			}
-		}
-	}
-	for y, row := range rows {
-		for x, c := range row {
-			if c == '█' || c == '▀' {
-				fill(x, 2*y)
-			}
-			if c == '█' || c == '▄' {
-				fill(x, 2*y+1)
-			}
-		}
-	}
-	return decodeQRImage(t, img)
+	return qrcodetest.Decode(t, qrcodetest.FromTerminal(t, strings.Join(rows, "\n"), 4))
 }
 
 // loopbackReport makes the loopback plugin report a status.

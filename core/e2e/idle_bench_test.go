@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/clawhost/clawhost/core/admin"
+	"github.com/clawhost/clawhost/core/internal/procstat"
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/plugins/slack/slacktest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
@@ -129,27 +129,8 @@ func (h *idleHost) cpu() time.Duration {
 // from /proc/PID/stat in clock ticks (100 a second on Linux); 0 when it
 // cannot be read.
 func cpuTime(pid int) time.Duration {
-	f := procStat(pid, 11, 12)
-	return time.Duration(f[0]+f[1]) * 10 * time.Millisecond
-}
-
-// procStat is the fields at is of /proc/PID/stat counted after the
-// command (state is 0, minflt 7, utime 11, stime 12); 0s when it cannot
-// be read.
-func procStat(pid int, at ...int) []int64 {
-	out := make([]int64, len(at))
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return out
-	}
-	s := string(raw)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	for k, i := range at {
-		if i < len(f) {
-			out[k], _ = strconv.ParseInt(f[i], 10, 64)
-		}
-	}
-	return out
+	st, _ := procstat.Read(pid)
+	return time.Duration(st.Int(11)+st.Int(12)) * 10 * time.Millisecond
 }
 
 // BenchmarkIdleRSS measures an idle clawhost tree: three hosts side by

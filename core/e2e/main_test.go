@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+	"github.com/clawhost/clawhost/core/internal/procstat"
 	"github.com/clawhost/clawhost/core/store/postgres/pgtest"
 	"github.com/clawhost/clawhost/plugins/mcpchannel/mcpchanneltest"
 	"github.com/clawhost/clawhost/sdk/sdktest"
@@ -203,38 +204,9 @@ func (d *daemon) sendsTo(chat string, deadline time.Time, keep func(text string)
 	return got
 }
 
-// children returns the pids whose parent is pid.
-func children(pid int) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(fields) > 0 && fields[0] != "Z"
-}
+// children are the pids whose parent is pid; alive reports whether pid
+// runs (a zombie does not).
+var children, alive = procstat.Children, procstat.Alive
 
 // pluginPID returns the pid of the running child of d whose executable
 // is binary (a plugin's: clawhost-telegram), other than not (0 for none).

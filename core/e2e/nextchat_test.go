@@ -3,13 +3,13 @@ package e2e
 import (
 	"fmt"
 	"hash/crc32"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/core/internal/procstat"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
@@ -134,15 +134,13 @@ func testBoundaryNextChat(t *testing.T, run sandboxRun) {
 
 // hostProcsWith are the live processes on the host whose command line contains s.
 func hostProcsWith(s string) []int {
-	ents, _ := os.ReadDir("/proc")
 	var out []int
-	for _, e := range ents {
-		var pid int
-		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil || !alive(pid) {
+	for _, st := range procstat.All() {
+		if st.State() == "Z" {
 			continue
 		}
-		if strings.Contains(strings.Join(clCmdline(pid), " "), s) {
-			out = append(out, pid)
+		if strings.Contains(strings.Join(clCmdline(st.PID), " "), s) {
+			out = append(out, st.PID)
 		}
 	}
 	return out

@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/fakeclaude"
+	"github.com/clawhost/clawhost/core/internal/procstat"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
@@ -313,7 +314,10 @@ func outProfile(b *testing.B, addr string) chan []byte {
 // procFaults is how many minor page faults process pid took (0 when it
 // cannot be read): memory touched for the first time, or given back to
 // the kernel and touched again.
-func procFaults(pid int) int64 { return procStat(pid, 7)[0] }
+func procFaults(pid int) int64 {
+	st, _ := procstat.Read(pid)
+	return st.Int(7)
+}
 
 // procSwitches is how many times the threads of pid alive now gave up
 // their processor, to wait or to another thread (the voluntary and

@@ -14,23 +14,10 @@ import (
 	"github.com/clawhost/clawhost/core/anthropictest"
 	"github.com/clawhost/clawhost/plugins/discord/discordtest"
 	"github.com/clawhost/clawhost/plugins/telegram/telegramtest"
+	"github.com/clawhost/clawhost/plugins/voice/voicetest"
 	"github.com/clawhost/clawhost/plugins/whatsapp/whatsapptest"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
-
-// needVoiceTools skips without espeak-ng, ffmpeg and ffprobe (make
-// voice), or fails with CLAWHOST_REQUIRE_VOICE=1 (make test).
-func needVoiceTools(t *testing.T) {
-	t.Helper()
-	for _, p := range []string{"espeak-ng", "ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(p); err != nil {
-			if os.Getenv("CLAWHOST_REQUIRE_VOICE") == "1" {
-				t.Fatalf("%s is needed for the voice tests (make voice): %v", p, err)
-			}
-			t.Skipf("%s not found (make voice); set CLAWHOST_REQUIRE_VOICE=1 to fail instead", p)
-		}
-	}
-}
 
 // makeVoiceNote speaks text with espeak-ng and encodes it with ffmpeg as
 // Telegram's voice notes are: OGG/Opus, mono, 48 kHz.
@@ -49,29 +36,6 @@ func makeVoiceNote(t *testing.T, text string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// probeAudio returns ffprobe's codec and duration of audio data.
-func probeAudio(t *testing.T, data []byte) (codec string, seconds float64) {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "audio")
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=codec_name:format=duration", "-of", "default=nw=1", p).Output()
-	if err != nil {
-		t.Fatalf("ffprobe: %v", err)
-	}
-	for _, l := range strings.Split(string(out), "\n") {
-		k, v, _ := strings.Cut(l, "=")
-		switch k {
-		case "codec_name":
-			codec = v
-		case "duration":
-			seconds, _ = strconv.ParseFloat(v, 64)
-		}
-	}
-	return codec, seconds
 }
 
 // voiceHost is clawhost with the real claude CLI (echoing through the fake
@@ -114,7 +78,7 @@ func voicePlugin(t *testing.T, dir string) (p Plugin, ttsCalls, fail string) {
 // engine's call log.
 func withVoice(t *testing.T, calls *string) func(*Host) {
 	t.Helper()
-	needVoiceTools(t)
+	voicetest.NeedTools(t)
 	bin := clClaudeBin(t)
 	api := anthropictest.New()
 	t.Cleanup(api.Close)
@@ -131,7 +95,7 @@ func withVoice(t *testing.T, calls *string) func(*Host) {
 
 func startVoiceHost(t *testing.T) *voiceHost {
 	t.Helper()
-	needVoiceTools(t)
+	voicetest.NeedTools(t)
 	dir := t.TempDir()
 	h := &voiceHost{srv: telegramtest.NewServer(tgToken), api: anthropictest.New()}
 	t.Cleanup(h.api.Close)
@@ -233,7 +197,7 @@ func TestVoiceTelegram(t *testing.T) {
 	if v.File == nil || !strings.HasSuffix(v.File.Filename, ".ogg") {
 		t.Fatalf("voice note: %+v", v)
 	}
-	if codec, d := probeAudio(t, v.File.Data); codec != "opus" || d <= 0 {
+	if codec, d := voicetest.Probe(t, v.File.Data, ""); codec != "opus" || d <= 0 {
 		t.Fatalf("the voice note does not decode as Opus with a duration: codec %q, %v s", codec, d)
 	}
 	if !strings.Contains(v.Visible, "speak-marker") {
@@ -311,7 +275,7 @@ func TestVoiceKill9BeforeSend(t *testing.T) {
 // same answer to a repeated call id), and /voice answers.
 func TestPluginTestVoice(t *testing.T) {
 	t.Parallel()
-	needVoiceTools(t)
+	voicetest.NeedTools(t)
 	path := filepath.Join(binDir(t), "clawhost-voice")
 	for _, args := range [][]string{
 		{path},
@@ -373,7 +337,7 @@ func TestVoiceWhatsApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if codec, d := probeAudio(t, data); codec != "opus" || d <= 0 {
+	if codec, d := voicetest.Probe(t, data, ""); codec != "opus" || d <= 0 {
 		t.Fatalf("the voice note does not decode as Opus with a duration: codec %q, %v s", codec, d)
 	}
 	e.waitText(t, waChat(ann), "wa-speak-marker")
@@ -410,7 +374,7 @@ func TestVoiceDiscord(t *testing.T) {
 		}
 		return false
 	})
-	if codec, d := probeAudio(t, file.Data); codec != "mp3" || d <= 0 {
+	if codec, d := voicetest.Probe(t, file.Data, ""); codec != "mp3" || d <= 0 {
 		t.Fatalf("the audio file does not decode as MP3 with a duration: codec %q, %v s", codec, d)
 	}
 	e.waitMessage(t, e.dm[dcAlice.ID].ID, "dc-speak-marker")

@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -52,7 +49,10 @@ func TestWebchatUploadAcrossKill9(t *testing.T) {
 			}
 
 			mark := "w-" + point
-			code, out := wcUpload(ctx, t, c, url, "notes.txt", []byte("my notes"), "read this #mark="+mark+" #sleep=1500ms")
+			code, out, err := c.Upload(ctx, "notes.txt", []byte("my notes"), "read this #mark="+mark+" #sleep=1500ms")
+			if err != nil {
+				t.Fatal(err)
+			}
 			if code != http.StatusOK || out["id"] == "" {
 				t.Fatalf("upload: %d %v", code, out)
 			}
@@ -83,28 +83,6 @@ func TestWebchatUploadAcrossKill9(t *testing.T) {
 			}
 		})
 	}
-}
-
-// wcUpload posts a file and text from c's page (as the page's file
-// picker does).
-func wcUpload(ctx context.Context, t *testing.T, c *webchattest.Client, base, name string, data []byte, text string) (int, map[string]string) {
-	t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("text", text)
-	fw, _ := mw.CreateFormFile("file", name)
-	_, _ = fw.Write(data)
-	_ = mw.Close()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"upload", &body)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	res, err := c.HTTP.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var out map[string]string
-	_ = json.NewDecoder(res.Body).Decode(&out)
-	return res.StatusCode, out
 }
 
 // wcBotShows is how many bot messages of c's chat show s, from the

@@ -107,10 +107,7 @@ func TestPluginReportedStates(t *testing.T) {
 		FirstBackoff: 20 * time.Millisecond, ProbeInterval: 20 * time.Millisecond, ProbeTimeout: 2 * time.Second,
 		OnReady: func(*Instance) { readyCalls.Add(1) }})
 	t.Cleanup(h.Stop)
-	spec, addrFile := loopbackSpec(t, "lo")
-	h.Apply([]Spec{spec})
-	inst := h.Instance("lo")
-	first := waitState(t, inst, StateReady)
+	inst, addrFile, first := runLoopback(t, h)
 	ports := h.Ports()
 
 	// needs_attention with a QR code and a retry label.
@@ -246,10 +243,7 @@ func TestReportedStartingIsNotAnError(t *testing.T) {
 	var log lockedLog
 	h := New(Options{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &log}), Inbound: newRecorder().inbound})
 	t.Cleanup(h.Stop)
-	spec, addrFile := loopbackSpec(t, "lo")
-	h.Apply([]Spec{spec})
-	inst := h.Instance("lo")
-	first := waitState(t, inst, StateReady)
+	inst, addrFile, first := runLoopback(t, h)
 	ports := h.Ports()
 
 	msg := "Linked to +15550001; logging in."

@@ -35,9 +35,7 @@ func TestSocketDir(t *testing.T) {
 
 	rec := newRecorder()
 	h := newHost(t, rec)
-	spec, _ := loopbackSpec(t, "lo")
-	h.Apply([]Spec{spec})
-	waitState(t, h.Instance("lo"), StateReady)
+	runLoopback(t, h)
 	if _, err := os.Stat(left); !os.IsNotExist(err) {
 		t.Errorf("the socket directory of an exited host is still there (stat: %v)", err)
 	}

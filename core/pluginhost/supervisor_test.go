@@ -199,6 +199,17 @@ func loopbackSpec(t testing.TB, name string) (Spec, string) {
 	}, addrFile
 }
 
+// runLoopback applies the loopback plugin to h as instance "lo" and waits
+// until it is ready: the instance, the file the plugin writes its address
+// to, and its ready status.
+func runLoopback(t *testing.T, h *Supervisor) (*Instance, string, Status) {
+	t.Helper()
+	spec, addrFile := loopbackSpec(t, "lo")
+	h.Apply([]Spec{spec})
+	inst := h.Instance("lo")
+	return inst, addrFile, waitState(t, inst, StateReady)
+}
+
 func faultSpec(name, mode string) Spec {
 	return Spec{Instance: name, Source: "fault", Path: os.Args[0], Env: []string{"CLAWHOST_FAULT=" + mode}, Fingerprint: mode, StartTimeout: 2 * time.Second}
 }
@@ -236,10 +247,7 @@ func post(addrFile, text string) error {
 func TestLoopbackRoundTrip(t *testing.T) {
 	rec := newRecorder()
 	h := newHost(t, rec)
-	spec, addrFile := loopbackSpec(t, "lo")
-	h.Apply([]Spec{spec})
-	inst := h.Instance("lo")
-	waitState(t, inst, StateReady)
+	inst, addrFile, _ := runLoopback(t, h)
 	if err := post(addrFile, "hello"); err != nil {
 		t.Fatal(err)
 	}
@@ -261,10 +269,7 @@ func TestLoopbackRoundTrip(t *testing.T) {
 func TestKillPluginMidStream(t *testing.T) {
 	rec := newRecorder()
 	h := newHost(t, rec)
-	spec, addrFile := loopbackSpec(t, "lo")
-	h.Apply([]Spec{spec})
-	inst := h.Instance("lo")
-	first := waitState(t, inst, StateReady)
+	inst, addrFile, first := runLoopback(t, h)
 
 	var acked []string
 	killed := false
@@ -405,9 +410,7 @@ func TestMisconfiguredSettlesUntilReload(t *testing.T) {
 func TestUnresponsivePluginIsRestarted(t *testing.T) {
 	rec := newRecorder()
 	h := newHost(t, rec, quickProbe)
-	spec, addrFile := loopbackSpec(t, "lo")
-	h.Apply([]Spec{spec})
-	first := waitState(t, h.Instance("lo"), StateReady)
+	_, addrFile, first := runLoopback(t, h)
 	if err := syscall.Kill(first.PID, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -444,9 +447,7 @@ func waitStopped(t *testing.T, pid int) {
 func TestSendToAHungPluginEndsWithTheProbe(t *testing.T) {
 	rec := newRecorder()
 	h := newHost(t, rec, quickProbe)
-	spec, _ := loopbackSpec(t, "lo")
-	h.Apply([]Spec{spec})
-	first := waitState(t, h.Instance("lo"), StateReady)
+	_, _, first := runLoopback(t, h)
 	if err := syscall.Kill(first.PID, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}

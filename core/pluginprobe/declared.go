@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -58,27 +57,16 @@ func describeEach(cfg *config.Config, plugins []*config.Plugin, ph *pluginhost.S
 	var (
 		mu  sync.Mutex
 		out = map[string]pluginhost.CheckResult{}
-		wg  sync.WaitGroup
 	)
-	for _, p := range plugins {
-		if _, err := os.Stat(p.Path); err != nil {
-			continue
+	Each(plugins, func(ctx context.Context, p *config.Plugin) {
+		res, err := ph.Check(ctx, settings.Plugin(cfg, p), func(schema.Schema) []byte { return nil })
+		if err != nil {
+			return
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), p.StartTimeout.Duration())
-			defer cancel()
-			res, err := ph.Check(ctx, settings.Plugin(cfg, p), func(schema.Schema) []byte { return nil })
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			out[p.Name] = res
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+		mu.Lock()
+		out[p.Name] = res
+		mu.Unlock()
+	})
 	return out
 }
 

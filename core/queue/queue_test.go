@@ -198,11 +198,7 @@ func bodies(t *testing.T, b *Batch) []string {
 
 func (f *fixture) state(id int64) store.State {
 	f.t.Helper()
-	e, err := f.db.Entry(context.Background(), id)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return e.State
+	return f.entry(id).State
 }
 
 func equal(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
@@ -549,11 +545,7 @@ func (f *fixture) direct(body string) Item {
 
 func (f *fixture) entry(id int64) store.Entry {
 	f.t.Helper()
-	e, err := f.db.Entry(context.Background(), id)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return e
+	return sqlitetest.Entry(f.t, f.db, id)
 }
 
 // TestStartNowSkipsTheQueue: a message to an idle session with nothing

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/core/pluginprobe/pluginprobetest"
+
 	"github.com/clawhost/clawhost/core/settings"
 
 	"github.com/clawhost/clawhost/core/config/configtest"
@@ -102,7 +104,7 @@ access { dm_policy = "open" }` + tg, noBwrap, []string{`in the agent block (conf
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = Check(cfg, set.Access, tc.state, bundled)
+			err = Check(cfg, set.Access, tc.state, pluginprobetest.Declarations)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -137,7 +139,7 @@ plugin "tg" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Check(cfg, set.Access, noBwrap, bundled)
+	err = Check(cfg, set.Access, noBwrap, pluginprobetest.Declarations)
 	if !errors.Is(err, ErrNoSandbox) || !strings.Contains(err.Error(), "bubblewrap exists on Linux only") ||
 		!strings.Contains(err.Error(), `write sandbox = "off" in the agent block`) || strings.Contains(err.Error(), "install bubblewrap") {
 		t.Errorf("the refusal on macOS: %v", err)
@@ -163,7 +165,7 @@ func TestDefaultConfigStartsUnsandboxed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = Check(cfg, set.Access, noBwrap, bundled)
+		err = Check(cfg, set.Access, noBwrap, pluginprobetest.Declarations)
 		if token == "" && err != nil {
 			t.Errorf("the default config without Telegram is refused: %v", err)
 		}

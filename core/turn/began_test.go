@@ -6,6 +6,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/store"
+	"github.com/clawhost/clawhost/core/store/sqlite/sqlitetest"
 )
 
 // TestOnlyARunThatBeganSpendsAnAttempt (issue 85): the turn records the
@@ -37,10 +38,7 @@ func TestOnlyARunThatBeganSpendsAnAttempt(t *testing.T) {
 			f.turns.Run(context.Background(), req)
 			// The fake output records the reply without storing it: the
 			// entry is left in processing, as a kill -9 leaves it.
-			e, err := f.db.Entry(context.Background(), id)
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := sqlitetest.Entry(t, f.db, id)
 			if e.State != store.StateProcessing || e.Began != tc.began || (marks == 1) != tc.began {
 				t.Fatalf("after the run: %s, began %v (%d marks); want processing, began %v", e.State, e.Began, marks, tc.began)
 			}

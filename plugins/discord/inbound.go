@@ -347,19 +347,13 @@ func sender(u *discordgo.User, mem *discordgo.Member) channel.Sender {
 	return s
 }
 
+// mediaKind is an attachment's kind: a voice note by the message's flag,
+// the rest by the attachment's MIME type.
 func mediaKind(at *discordgo.MessageAttachment, flags discordgo.MessageFlags) channel.MediaKind {
-	ct := at.ContentType
-	switch {
-	case flags&discordgo.MessageFlagsIsVoiceMessage != 0:
+	if flags&discordgo.MessageFlagsIsVoiceMessage != 0 {
 		return channel.MediaVoice
-	case strings.HasPrefix(ct, "image/"):
-		return channel.MediaImage
-	case strings.HasPrefix(ct, "audio/"):
-		return channel.MediaAudio
-	case strings.HasPrefix(ct, "video/"):
-		return channel.MediaVideo
 	}
-	return channel.MediaDocument
+	return channel.MediaKindOf(at.ContentType)
 }
 
 // openThread starts a thread on m for thread_per_conversation and returns

@@ -110,7 +110,7 @@ func (a *Adapter) toInbound(ctx context.Context, ev innerEvent) (channel.Inbound
 		if ref == "" {
 			continue
 		}
-		in.Media = append(in.Media, channel.Media{Kind: mediaKind(f.Mimetype), Ref: ref, MIME: f.Mimetype,
+		in.Media = append(in.Media, channel.Media{Kind: channel.MediaKindOf(f.Mimetype), Ref: ref, MIME: f.Mimetype,
 			Size: int64(f.Size), Filename: f.Name})
 	}
 	if strings.TrimSpace(in.Text) == "" && len(in.Media) == 0 {
@@ -124,19 +124,6 @@ func (a *Adapter) toInbound(ctx context.Context, ev innerEvent) (channel.Inbound
 		in.ThreadID = ev.TS
 	}
 	return in, true
-}
-
-// mediaKind is the kind of a file by its MIME type.
-func mediaKind(mime string) channel.MediaKind {
-	switch {
-	case strings.HasPrefix(mime, "image/"):
-		return channel.MediaImage
-	case strings.HasPrefix(mime, "audio/"):
-		return channel.MediaAudio
-	case strings.HasPrefix(mime, "video/"):
-		return channel.MediaVideo
-	}
-	return channel.MediaDocument
 }
 
 // tsTime is the time of a Slack ts ("1700000000.000100").

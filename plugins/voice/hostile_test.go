@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/plugins/voice/voicetest"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
@@ -33,7 +34,7 @@ func makeAudio(t *testing.T, path string, seconds string, args ...string) {
 // unread.
 func TestHostileVoiceNotes(t *testing.T) {
 	t.Parallel()
-	needTools(t)
+	voicetest.NeedTools(t)
 	// The secret: 3 s of audio outside the chat's directory, in MPEG-TS
 	// (a segment type HLS accepts), and its copy as WAV beside the note
 	// (what a concat list with a relative name reaches).
@@ -94,13 +95,13 @@ func TestHostileVoiceNotes(t *testing.T) {
 					t.Fatalf("a real note is not transcribed: %q %v", text, err)
 				}
 				data, _ := os.ReadFile(heard)
-				if codec, sec := probeAudio(t, data, ".wav"); codec != "pcm_s16le" || sec < 0.9 || sec > 1.5 {
+				if codec, sec := voicetest.Probe(t, data, ".wav"); codec != "pcm_s16le" || sec < 0.9 || sec > 1.5 {
 					t.Fatalf("the {wav} holds %s of %.1f s, want 1 s of pcm_s16le", codec, sec)
 				}
 				return
 			}
 			if data, rerr := os.ReadFile(heard); rerr == nil {
-				_, sec := probeAudio(t, data, ".wav")
+				_, sec := voicetest.Probe(t, data, ".wav")
 				t.Fatalf("ffmpeg followed the note to another file: the engine heard %.1f s (the secret is 3 s); transcript %q", sec, text)
 			}
 			t.Logf("refused: %v", err)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/clawhost/clawhost/plugins/voice/voicetest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/hook"
 )
@@ -25,7 +26,7 @@ import (
 // one in the URL).
 func TestHTTPEngines(t *testing.T) {
 	t.Parallel()
-	needTools(t)
+	voicetest.NeedTools(t)
 	wav := filepath.Join(t.TempDir(), "speech.wav")
 	if out, err := exec.Command("espeak-ng", "-w", wav, "from the api").CombinedOutput(); err != nil {
 		t.Fatalf("espeak-ng: %v %s", err, out)
@@ -71,7 +72,7 @@ func TestHTTPEngines(t *testing.T) {
 	if err != nil || len(s.Media) != 1 {
 		t.Fatalf("sending: %+v %v", s, err)
 	}
-	if codec, d := probeAudio(t, s.Media[0].Data, ".ogg"); codec != "opus" || d <= 0 {
+	if codec, d := voicetest.Probe(t, s.Media[0].Data, ".ogg"); codec != "opus" || d <= 0 {
 		t.Fatalf("the API's speech as a voice note: %q %v", codec, d)
 	}
 	mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/plugins/voice/voicetest"
 	"github.com/clawhost/clawhost/sdk/probe"
 	"github.com/clawhost/clawhost/sdk/schema"
 )
@@ -15,7 +16,7 @@ import (
 // missing program with what to do; an API is named by its host only.
 func TestProbe(t *testing.T) {
 	t.Parallel()
-	needTools(t)
+	voicetest.NeedTools(t)
 	run := func(cfg map[string]any) map[string]probe.Check {
 		js, _ := json.Marshal(cfg)
 		rep, err := runProbe(context.Background(), schema.Config{Instance: "voice", JSON: js})

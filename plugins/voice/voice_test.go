@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/clawhost/clawhost/plugins/voice/voicetest"
 	"github.com/clawhost/clawhost/sdk/channel"
 	"github.com/clawhost/clawhost/sdk/command"
 	"github.com/clawhost/clawhost/sdk/hook"
@@ -19,48 +19,10 @@ import (
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
-// needTools skips the test when espeak-ng, ffmpeg or ffprobe is missing
-// (make voice installs them), or fails it with CLAWHOST_REQUIRE_VOICE=1
-// (make test).
-func needTools(t *testing.T) {
-	t.Helper()
-	for _, p := range []string{"espeak-ng", "ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(p); err != nil {
-			if os.Getenv("CLAWHOST_REQUIRE_VOICE") == "1" {
-				t.Fatalf("%s is needed (make voice): %v", p, err)
-			}
-			t.Skipf("%s not found (make voice); set CLAWHOST_REQUIRE_VOICE=1 to fail instead", p)
-		}
-	}
-}
-
 // start serves a fresh plugin configured with cfg and dataDir.
 func start(t *testing.T, cfg map[string]any, dataDir string) *pluginclient.Plugin {
 	t.Helper()
 	return sdktest.Start(t, New()).Configure(t, schema.Config{Instance: "voice", DataDir: dataDir, JSON: sdktest.ConfigJSON(t, cfg, nil)}).Plugin
-}
-
-// probeAudio returns ffprobe's codec and duration of an audio file's data.
-func probeAudio(t *testing.T, data []byte, ext string) (codec string, seconds float64) {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "a"+ext)
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=codec_name:format=duration", "-of", "default=nw=1", p).Output()
-	if err != nil {
-		t.Fatalf("ffprobe: %v", err)
-	}
-	for _, l := range strings.Split(string(out), "\n") {
-		k, v, _ := strings.Cut(l, "=")
-		switch k {
-		case "codec_name":
-			codec = v
-		case "duration":
-			seconds, _ = strconv.ParseFloat(v, 64)
-		}
-	}
-	return codec, seconds
 }
 
 func conv(key, ch string) command.Conversation {
@@ -87,7 +49,7 @@ func setMode(t *testing.T, p *pluginclient.Plugin, key, mode string) string {
 // directory (0600).
 func TestVoiceBothWays(t *testing.T) {
 	t.Parallel()
-	needTools(t)
+	voicetest.NeedTools(t)
 	data := t.TempDir()
 	spoken := filepath.Join(t.TempDir(), "spoken.txt")
 	// The default espeak-ng, wrapped to record what it was asked to say.
@@ -122,7 +84,7 @@ func TestVoiceBothWays(t *testing.T) {
 	if m.Filename != "voice.ogg" || m.Kind != channel.MediaVoice || m.MIME != "audio/ogg" {
 		t.Fatalf("telegram's voice note: %s %s %s", m.Filename, m.Kind, m.MIME)
 	}
-	if codec, d := probeAudio(t, m.Data, ".ogg"); codec != "opus" || d <= 0 {
+	if codec, d := voicetest.Probe(t, m.Data, ".ogg"); codec != "opus" || d <= 0 {
 		t.Fatalf("voice note: codec %q, %v s", codec, d)
 	}
 	// The host asks again after a restart: the same answer, the engine
@@ -146,7 +108,7 @@ func TestVoiceBothWays(t *testing.T) {
 	if len(s.Media) != 1 || s.Media[0].Filename != "voice.mp3" || s.Media[0].Kind != channel.MediaAudio {
 		t.Fatalf("discord: %+v", s.Media)
 	}
-	if codec, d := probeAudio(t, s.Media[0].Data, ".mp3"); codec != "mp3" || d <= 0 {
+	if codec, d := voicetest.Probe(t, s.Media[0].Data, ".mp3"); codec != "mp3" || d <= 0 {
 		t.Fatalf("discord's audio: codec %q, %v s", codec, d)
 	}
 
@@ -184,7 +146,7 @@ func TestVoiceBothWays(t *testing.T) {
 // audio, says why to the agent and tells the chat once.
 func TestVoiceFailures(t *testing.T) {
 	t.Parallel()
-	needTools(t)
+	voicetest.NeedTools(t)
 	flag := filepath.Join(t.TempDir(), "fail")
 	_ = os.WriteFile(flag, nil, 0o600)
 	tts := sdktest.ShellScript(t, "engine.sh", `if [ -e "`+flag+`" ]; then echo "engine down" >&2; exit 3; fi; espeak-ng --stdin -w "$1"`)
@@ -288,7 +250,7 @@ func TestValidateSaysNoEngine(t *testing.T) {
 // forgets the kept voice note.
 func TestQuietChatsLeaveNoState(t *testing.T) {
 	t.Parallel()
-	needTools(t)
+	voicetest.NeedTools(t)
 	data := t.TempDir()
 	p := start(t, map[string]any{}, data)
 	ctx := context.Background()

@@ -117,19 +117,6 @@ func cleanName(name string) string {
 	return name
 }
 
-// kindOf is the attachment kind of a MIME type.
-func kindOf(mimeType string) channel.MediaKind {
-	switch {
-	case strings.HasPrefix(mimeType, "image/"):
-		return channel.MediaImage
-	case strings.HasPrefix(mimeType, "audio/"):
-		return channel.MediaAudio
-	case strings.HasPrefix(mimeType, "video/"):
-		return channel.MediaVideo
-	}
-	return channel.MediaDocument
-}
-
 // findFile is the file id of chat's messages; ok is false for another
 // chat's file or an unknown one. Called with a.mu held.
 func (a *Adapter) findFileLocked(chatID, id string) (File, bool) {

@@ -3,9 +3,7 @@ package webchat_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,24 +16,13 @@ import (
 )
 
 // upload posts a file (and text) from c's page.
-func upload(t *testing.T, ctx context.Context, c *webchattest.Client, base, name string, data []byte, text string) (int, map[string]string) {
+func upload(t *testing.T, ctx context.Context, c *webchattest.Client, name string, data []byte, text string) (int, map[string]string) {
 	t.Helper()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("text", text)
-	fw, _ := mw.CreateFormFile("file", name)
-	_, _ = fw.Write(data)
-	_ = mw.Close()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"upload", &body)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	res, err := c.HTTP.Do(req)
+	code, out, err := c.Upload(ctx, name, data, text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	var out map[string]string
-	_ = json.NewDecoder(res.Body).Decode(&out)
-	return res.StatusCode, out
+	return code, out
 }
 
 // TestFilesBothWays: a file uploaded from the page reaches the host as the
@@ -50,7 +37,7 @@ func TestFilesBothWays(t *testing.T) {
 	c, _ := connect(t, ctx, base+"?token=tok-files-0123456789")
 	other, _ := connect(t, ctx, base+"?token=tok-files-0123456789")
 
-	code, out := upload(t, ctx, c, base, "notes.txt", []byte("my notes"), "read this")
+	code, out := upload(t, ctx, c, "notes.txt", []byte("my notes"), "read this")
 	if code != http.StatusOK || out["id"] == "" {
 		t.Fatalf("upload: %d %v", code, out)
 	}
@@ -108,7 +95,7 @@ func TestFilesBothWays(t *testing.T) {
 	}
 
 	big := bytes.Repeat([]byte("x"), webchat.MaxUploadBytes+1)
-	if code, out := upload(t, ctx, c, base, "big.bin", big, ""); code != http.StatusRequestEntityTooLarge || !strings.Contains(out["error"], "larger than") {
+	if code, out := upload(t, ctx, c, "big.bin", big, ""); code != http.StatusRequestEntityTooLarge || !strings.Contains(out["error"], "larger than") {
 		t.Errorf("a file over the limit: %d %v", code, out)
 	}
 }

@@ -410,7 +410,7 @@ func (a *Adapter) deliver(ctx context.Context, id, text, clientID string, files 
 		Timestamp: r.Time,
 	}
 	for _, f := range files {
-		in.Media = append(in.Media, channel.Media{Kind: kindOf(f.MIME), Ref: f.ID, MIME: f.MIME, Size: f.Size, Filename: f.Name})
+		in.Media = append(in.Media, channel.Media{Kind: channel.MediaKindOf(f.MIME), Ref: f.ID, MIME: f.MIME, Size: f.Size, Filename: f.Name})
 	}
 	err := inbox.Deliver(ctx, in)
 

@@ -166,16 +166,7 @@ func (a *Adapter) mediaMessage(ctx context.Context, cli *whatsmeow.Client, m cha
 	}
 	kind := m.Kind
 	if kind == "" {
-		switch {
-		case strings.HasPrefix(mime, "image/"):
-			kind = channel.MediaImage
-		case strings.HasPrefix(mime, "video/"):
-			kind = channel.MediaVideo
-		case strings.HasPrefix(mime, "audio/"):
-			kind = channel.MediaAudio
-		default:
-			kind = channel.MediaDocument
-		}
+		kind = channel.MediaKindOf(mime)
 	}
 	mt := whatsmeow.MediaDocument
 	switch kind {

@@ -17,6 +17,7 @@ package channel
 import (
 	"context"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -110,6 +111,22 @@ const (
 	MediaDocument MediaKind = "document"
 	MediaSticker  MediaKind = "sticker"
 )
+
+// MediaKindOf is the kind of an attachment by its MIME type alone: image/*
+// an image, audio/* audio, video/* a video, anything else (or "") a
+// document. A voice note or a sticker is not told by its type: a channel
+// that knows one sets MediaVoice or MediaSticker itself.
+func MediaKindOf(mimeType string) MediaKind {
+	switch {
+	case strings.HasPrefix(mimeType, "image/"):
+		return MediaImage
+	case strings.HasPrefix(mimeType, "audio/"):
+		return MediaAudio
+	case strings.HasPrefix(mimeType, "video/"):
+		return MediaVideo
+	}
+	return MediaDocument
+}
 
 // Sender is who wrote a message.
 type Sender struct {

@@ -2,14 +2,11 @@ package qrcode
 
 import (
 	"bytes"
-	"image"
-	"image/color"
 	"image/png"
 	"strings"
 	"testing"
 
-	"github.com/makiuchi-d/gozxing"
-	gozxingqr "github.com/makiuchi-d/gozxing/qrcode"
+	"github.com/clawhost/clawhost/core/internal/qrcode/qrcodetest"
 )
 
 // payloads are what plugins put in an Attention: a WhatsApp-like pairing
@@ -19,20 +16,6 @@ var payloads = []string{
 	"https://t.me/BotFather",
 	"ABCD-1234",
 	"ünïcødé and spaces",
-}
-
-// decode reads a QR code from img with an independent decoder.
-func decode(t *testing.T, img image.Image) string {
-	t.Helper()
-	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := gozxingqr.NewQRCodeReader().Decode(bmp, map[gozxing.DecodeHintType]any{gozxing.DecodeHintType_PURE_BARCODE: true})
-	if err != nil {
-		t.Fatalf("decode: %v", err)
-	}
-	return res.GetText()
 }
 
 func TestPNGDecodes(t *testing.T) {
@@ -48,50 +31,11 @@ func TestPNGDecodes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := decode(t, img); got != p {
+			if got := qrcodetest.Decode(t, img); got != p {
 				t.Fatalf("decoded %q, want %q", got, p)
 			}
 		})
 	}
-}
-
-// fromTerminal turns half-block art back into an image, scale px a module.
-func fromTerminal(t *testing.T, art string, scale int) image.Image {
-	t.Helper()
-	lines := strings.Split(strings.TrimSuffix(art, "\n"), "\n")
-	w := len([]rune(lines[0]))
-	img := image.NewGray(image.Rect(0, 0, w*scale, 2*len(lines)*scale))
-	for i := range img.Pix {
-		img.Pix[i] = 0xff
-	}
-	fill := func(x, y int) {
-		for dy := 0; dy < scale; dy++ {
-			for dx := 0; dx < scale; dx++ {
-				img.SetGray(x*scale+dx, y*scale+dy, color.Gray{})
-			}
-		}
-	}
-	for row, line := range lines {
-		r := []rune(line)
-		if len(r) != w {
-			t.Fatalf("line %d has %d cells, want %d", row, len(r), w)
-		}
-		for x, c := range r {
-			switch c {
-			case '█':
-				fill(x, 2*row)
-				fill(x, 2*row+1)
-			case '▀':
-				fill(x, 2*row)
-			case '▄':
-				fill(x, 2*row+1)
-			case ' ':
-			default:
-				t.Fatalf("unexpected character %q", c)
-			}
-		}
-	}
-	return img
 }
 
 func TestTerminalDecodes(t *testing.T) {
@@ -103,7 +47,7 @@ func TestTerminalDecodes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := decode(t, fromTerminal(t, art, 4)); got != p {
+			if got := qrcodetest.Decode(t, qrcodetest.FromTerminal(t, art, 4)); got != p {
 				t.Fatalf("decoded %q, want %q", got, p)
 			}
 		})

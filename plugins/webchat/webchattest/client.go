@@ -1,10 +1,12 @@
 package webchattest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -113,6 +115,36 @@ func (c *Client) Press(ctx context.Context, clientID, messageID, buttonID string
 		return fmt.Errorf("press: %w", err)
 	}
 	return nil
+}
+
+// Upload posts a file named name with data, and text, from the page as its
+// file picker does, and returns the answer's status and JSON body (the
+// message's "id", or the "error").
+func (c *Client) Upload(ctx context.Context, name string, data []byte, text string) (int, map[string]string, error) {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("text", text)
+	fw, err := mw.CreateFormFile("file", name)
+	if err != nil {
+		return 0, nil, fmt.Errorf("upload: %w", err)
+	}
+	_, _ = fw.Write(data)
+	_ = mw.Close()
+	u := *c.base
+	u.Path, u.RawQuery = "/upload", ""
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), &body)
+	if err != nil {
+		return 0, nil, fmt.Errorf("upload: %w", err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	res, err := c.HTTP.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("upload: %w", err)
+	}
+	defer res.Body.Close()
+	var out map[string]string
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out, nil
 }
 
 // Next reads the next event.
