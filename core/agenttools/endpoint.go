@@ -1,6 +1,8 @@
 // Package agenttools is the agent's own tools: the host's endpoint behind
 // them (a unix socket only the host's user, and claude's, may reach; a token
-// per chat, so a claude process acts only in the chat it serves) and the
+// per chat, so a claude process acts only in the chat it serves — or, for a
+// claude started before any chat, a token of its process, bound to the chat
+// that adopts it: process.go) and the
 // stdio MCP bridge claude starts, `clawhost mcp-schedule` (ServeMCP), which
 // offers claude schedule_message, send_file and react, and the plugin tools
 // its agent is granted (plugintools.go).

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/lifeline"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/sandbox"
@@ -89,8 +90,8 @@ type Runner struct {
 	started time.Time
 
 	// lifeline lists the unsandboxed claude processes' groups for the watcher that kills
-	// them when the host dies (lifeline.go).
-	lifeline lifeline
+	// them when the host dies (core/internal/lifeline).
+	lifeline *lifeline.Watcher
 
 	// spares are the agents' spare claudes' bookkeeping (spare.go), guarded by mu.
 	spares spareState
@@ -137,6 +138,7 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 		cfg:          cfg,
 		agents:       agents,
 		log:          logger.Named("runner"),
+		lifeline:     lifeline.New(logger.Named("runner")),
 		clock:        tstime.Std{},
 		meter:        treeMeter{},
 		unmeasured:   procMemory,
@@ -526,7 +528,7 @@ func (r *Runner) Close(ctx context.Context) error {
 		if r.zygotes != nil {
 			r.zygotes.Close()
 		}
-		r.lifeline.close()
+		r.lifeline.Close()
 		close(done)
 	}()
 	select {

@@ -20,9 +20,14 @@ import (
 // agent's latest new session, after the turn of a new session that adopted one or whose
 // identity repeated the one before it (two in a row), so traffic whose every new session
 // differs (each chat its own MCP config or sandboxed claude state) starts none and pays
-// nothing. Unsandboxed and without per-chat MCP config, every new chat of the agent
-// adopts; sandboxed, the chat's claude state and media are bound at the start, so a
-// spare serves the same chat's next new session (/new, a reset) only.
+// nothing. The host's agent tools are late-bound (TurnRequest.LateTools): a spare gets an
+// MCP config of its own whose token acts for nobody until the chat that adopts it binds
+// it (adoptSpareLocked, before its prompt is written; dropped when the process ends), so
+// the chat's per-chat MCP config is no part of the identity. Unsandboxed, then, every
+// new chat of the agent adopts (with agent tools on or off; another per-chat MCP config
+// without LateTools still keys the spare on it); sandboxed, the chat's claude state and
+// media are bound at the start, so a spare serves the same chat's next new session
+// (/new, a reset) only.
 //
 // A spare never carries anything between chats: no turn runs in it before a chat adopts
 // it, and it leaves the spare slot then (never returned to it). It lives in Runner.procs
