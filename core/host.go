@@ -287,7 +287,7 @@ func (h *Host) provision() error {
 	},
 		Logger: h.log, Store: health.Recording(db, h.storeHealth), Agent: h.attach, ChatState: h.agent, Ports: h.plugins.Ports(), Observer: health.Observer{Metrics: h.metrics, Agent: h.agentHealth},
 		Settings: set, MemoryFlush: settings.MemoryFlush(h.cfg.Agent.MemoryFlush), Version: h.opts.Version,
-		Schedules: h.schedules, AgentTools: h.tools.Tools, ToolRun: h.tools.ToolRun,
+		Schedules: h.schedules, AgentTools: h.tools.Tools, ProcessTools: h.tools, ToolRun: h.tools.ToolRun,
 		Revoker:       h.pairingAPI("").Revoker(),
 		OwnerClaims:   ownerclaim.New(h.cfg.DataDir, nil),
 		AgentEndSpool: filepath.Join(h.cfg.DataDir, "agent-end"),

@@ -1,6 +1,8 @@
 // Package agenttools is the agent's own tools: the host's endpoint behind
 // them (a unix socket only the host's user, and claude's, may reach; a token
-// per chat, so a claude process acts only in the chat it serves) and the
+// per chat, so a claude process acts only in the chat it serves — or, for a
+// claude started before any chat, a token of its process, bound to the chat
+// that adopts it: process.go) and the
 // stdio MCP bridge claude starts, `clawhost mcp-schedule` (ServeMCP), which
 // offers claude schedule_message, send_file and react, and the plugin tools
 // its agent is granted (plugintools.go).
@@ -98,6 +100,10 @@ type Endpoint struct {
 	mu      sync.Mutex
 	count   int             // one-shot entries added, for names
 	written map[string]bool // MCP config files written by this run
+	// procs are the processes' own tokens (ProcessTools) by handle, procTokens
+	// their handles by the token's hash.
+	procs      map[string]*procTools
+	procTokens map[[32]byte]string
 	// senders maps a direct chat ("<instance>:<chat id>") the tool was
 	// offered in to its sender ("<instance>:<sender id>"), so an entry the
 	// agent adds there is dropped when that sender is revoked.
@@ -315,14 +321,25 @@ func (a *Endpoint) mcpConfig(chat, thread string, group bool, agent string) (str
 	if group {
 		env[EnvAgentGroup] = "true"
 	}
+	if err := a.writeMCPConfig(path, env); err != nil {
+		return "", err
+	}
+	a.written[path] = true
+	return path, nil
+}
+
+// writeMCPConfig writes the 0600 MCP config file at path starting `clawhost
+// mcp-schedule` with env (owned by claude's user when it is one other than the
+// host's).
+func (a *Endpoint) writeMCPConfig(path string, env map[string]string) error {
 	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"clawhost": map[string]any{
 		"type": "stdio", "command": a.exe, "args": []string{"mcp-schedule"}, "env": env}}})
 	if err != nil {
-		return "", err
+		return err
 	}
 	f, err := os.CreateTemp(a.dir, ".mcp-*.tmp") // 0600
 	if err != nil {
-		return "", err
+		return err
 	}
 	_, werr := f.Write(cfg)
 	if cerr := f.Close(); werr == nil {
@@ -336,10 +353,8 @@ func (a *Endpoint) mcpConfig(chat, thread string, group bool, agent string) (str
 	}
 	if werr != nil {
 		_ = os.Remove(f.Name())
-		return "", werr
 	}
-	a.written[path] = true
-	return path, nil
+	return werr
 }
 
 // errNoPeerCred: this system does not tell a unix socket's peer.
@@ -384,10 +399,12 @@ func (a *Endpoint) schedule(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	if !hmac.Equal([]byte(req.Token), []byte(a.token(req.Chat, req.Thread, req.Group, req.Agent))) {
+	c, ok := a.callerOf(req.Token, req.Chat, req.Thread, req.Group, req.Agent, false)
+	if !ok {
 		http.Error(w, "this token is not valid for that chat", http.StatusForbidden)
 		return
 	}
+	req.Chat, req.Group = c.chat, c.group
 	now := time.Now()
 	switch {
 	case strings.TrimSpace(req.Text) == "":
@@ -438,10 +455,12 @@ func (a *Endpoint) turnCall(w http.ResponseWriter, r *http.Request) (turnCall, m
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return req, message.Target{}, false
 	}
-	if !hmac.Equal([]byte(req.Token), []byte(a.token(req.Chat, req.Thread, req.Group, req.Agent))) {
+	c, ok := a.callerOf(req.Token, req.Chat, req.Thread, req.Group, req.Agent, false)
+	if !ok {
 		http.Error(w, "this token is not valid for that chat", http.StatusForbidden)
 		return req, message.Target{}, false
 	}
+	req.Chat, req.Thread, req.Group, req.Agent = c.chat, c.thread, c.group, c.agent
 	instance, chatID, ok := strings.Cut(req.Chat, ":")
 	if a.turns == nil || !ok {
 		http.Error(w, "not possible in this chat", http.StatusUnprocessableEntity)

@@ -21,15 +21,18 @@ import (
 // calls the plugin tools its agent is granted. The host starts it for claude
 // (--mcp-config names a 0600 file) with, in its environment, the chat it
 // serves, a token valid for that chat only and the host's unix socket
-// (EnvAgent*): nothing of it on a command line, where every local account
+// (EnvAgent*) — or, for a claude started before any chat (a spare), a token
+// of its process and no chat (process.go): nothing of it on a command line, where every local account
 // could read it. A call reaches the host, which acts in that chat. claude's
 // own ScheduleWakeup and CronCreate are disallowed: their replies reached
 // nobody.
 func ServeMCP(version string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ep := agentEndpoint{socket: getenv(EnvAgentSocket), token: getenv(EnvAgentToken), chat: getenv(EnvAgentChat), thread: getenv(EnvAgentThread),
 		group: getenv(EnvAgentGroup) == "true", agent: getenv(EnvAgentID)}
-	if ep.socket == "" || ep.token == "" || ep.chat == "" {
-		fmt.Fprintf(stderr, "clawhost mcp-schedule: %s, %s and %s are required in the environment (the host sets them)\n", EnvAgentSocket, EnvAgentToken, EnvAgentChat)
+	if ep.socket == "" || ep.token == "" {
+		// No chat: a process started before any chat (a spare), whose token the host
+		// binds to the chat that adopts it.
+		fmt.Fprintf(stderr, "clawhost mcp-schedule: %s and %s are required in the environment (the host sets them)\n", EnvAgentSocket, EnvAgentToken)
 		return 2
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "clawhost", Version: version}, &mcp.ServerOptions{

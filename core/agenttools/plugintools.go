@@ -3,7 +3,6 @@ package agenttools
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -210,10 +209,12 @@ func (a *Endpoint) pluginCallOf(w http.ResponseWriter, r *http.Request) (pluginC
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return req, false
 	}
-	if !hmac.Equal([]byte(req.Token), []byte(a.token(req.Chat, req.Thread, req.Group, req.Agent))) {
+	c, ok := a.callerOf(req.Token, req.Chat, req.Thread, req.Group, req.Agent, r.URL.Path == "/tools")
+	if !ok {
 		http.Error(w, "this token is not valid for that chat", http.StatusForbidden)
 		return req, false
 	}
+	req.Chat, req.Thread, req.Group, req.Agent = c.chat, c.thread, c.group, c.agent
 	return req, true
 }
 

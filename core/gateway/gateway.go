@@ -107,6 +107,9 @@ type Options struct {
 	MemoryFlush turn.MemoryFlush
 	// AgentTools gives the host's MCP tools for a chat (turn.Options).
 	AgentTools func(key sessionkey.Key, m *message.Message) (mcpConfig string, tools []string)
+	// ProcessTools gives a spare claude host tools bound to the chat that adopts
+	// it (turn.Options).
+	ProcessTools turn.ProcessTools
 	// ToolRun tells the host's MCP tools which turn a run serves
 	// (turn.Options).
 	ToolRun func(key sessionkey.Key, m *message.Message, journal int64)
@@ -238,7 +241,7 @@ func New(opts Options) *Gateway {
 	g.claude = newClaudeCommands(g)
 	g.turns = turn.New(turn.Options{ClaudeCommands: g.claude,
 		Logger: log, Agent: opts.Agent, Channels: opts.Ports, Hooks: opts.Ports, Labels: opts.Ports, Output: output{g.delivery, g}, Store: opts.Store,
-		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools, ToolRun: opts.ToolRun,
+		Observer: opts.Observer, Settings: turnSettings(opts.Settings), MemoryFlush: opts.MemoryFlush, Now: opts.Now, AgentTools: opts.AgentTools, ProcessTools: opts.ProcessTools, ToolRun: opts.ToolRun,
 		Approvals: asker{g}, Meta: g.meta, Waiting: func(key sessionkey.Key) int { return g.queue.Waiting(key) }, Clock: opts.Clock,
 		Prices: g.budgets.Prices(), SendingHooked: func() bool { return g.replies.Hooked(g.settings().Replies.Sending.Hooks) },
 	})

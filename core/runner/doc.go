@@ -272,8 +272,6 @@
 //	process.go   one claude process: start, stdout reader, reaping, stop and kill; the
 //	             process interface (PID, Signal, Wait) reap, kill and the pool use, and
 //	             hostChild, its one kind today (claude or bwrap, the host's own child)
-//	lifeline.go  the one watcher that kills the unsandboxed claude processes' groups when
-//	             the host dies
 //	sysproc_*.go its process group, its user (run_as) and, on Linux, Pdeathsig
 //	sandbox.go   the bubblewrap sandbox's policy: what each turn shape may see, claude's
 //	             own directories

@@ -83,7 +83,11 @@ func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *E
 			stale = append(stale, old)
 		}
 		if spare != nil {
-			if sp := r.adoptSpareLocked(req, *spare); sp != nil {
+			sp, gone := r.adoptSpareLocked(req, *spare)
+			if gone != nil {
+				stale = append(stale, gone)
+			}
+			if sp != nil {
 				r.mu.Unlock()
 				for _, s := range stale {
 					r.stopAsync(s)

@@ -38,6 +38,9 @@ type proc struct {
 	// session ran in it; spare.go), nil once a chat adopted it or for any other; guarded
 	// by Runner.mu, as key, which adoption changes.
 	spare *spareID
+	// late is the process's own agent tools (a spare started with TurnRequest.LateTools:
+	// lateTools, spare.go), dropped when it ends; nil for any other.
+	late *lateTools
 	// planExited: a plan was approved (ExitPlanMode allowed), so claude
 	// left the plan mode it was started in; never reused (exchange.go).
 	planExited  atomic.Bool
@@ -335,6 +338,9 @@ func (r *Runner) reap(p *proc, stdout *os.File, dead chan<- struct{}, readerDone
 	p.run.Release()
 	close(p.exited)
 	_ = os.RemoveAll(p.tmpdir)
+	if p.late != nil {
+		p.late.tools.Drop(p.late.handle) // its token acts for nobody any more
+	}
 	r.mu.Lock()
 	r.removeLocked(p)
 	key := p.key // a spare's changes when a chat adopts it (under r.mu)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/clawhost/clawhost/core/internal/lifeline"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/sandbox"
@@ -89,8 +90,8 @@ type Runner struct {
 	started time.Time
 
 	// lifeline lists the unsandboxed claude processes' groups for the watcher that kills
-	// them when the host dies (lifeline.go).
-	lifeline lifeline
+	// them when the host dies (core/internal/lifeline).
+	lifeline *lifeline.Watcher
 
 	// spares are the agents' spare claudes' bookkeeping (spare.go), guarded by mu.
 	spares spareState
@@ -137,6 +138,7 @@ func New(cfg Config, logger hclog.Logger) (*Runner, error) {
 		cfg:          cfg,
 		agents:       agents,
 		log:          logger.Named("runner"),
+		lifeline:     lifeline.New(logger.Named("runner")),
 		clock:        tstime.Std{},
 		meter:        treeMeter{},
 		unmeasured:   procMemory,
@@ -347,6 +349,13 @@ type TurnRequest struct {
 	// Tools are added to --allowedTools. Part of the process's identity.
 	MCPConfig string
 	Tools     []string
+	// LateTools, with MCPConfig, says the host's tools of MCPConfig can be bound to the
+	// session's chat after a process started: a spare started for such a session gets
+	// an MCP config of its own, bound to no chat (LateTools.Process), MCPConfig is then
+	// no part of the spare's identity (a new chat adopts it), and the session that
+	// adopts it binds it to its chat (LateTools.Bind) before its prompt is written. nil:
+	// MCPConfig is fixed at the start (a spare serves sessions with the same only).
+	LateTools LateTools
 	// AskPermission routes claude's permission prompts to the caller: a
 	// tool use that would prompt becomes an EventPermission the caller
 	// answers (tool approvals from the chat). Without it such a use is
@@ -370,6 +379,22 @@ type TurnRequest struct {
 	// attachments); "" hides all of <workspace>/media. Part of the
 	// process's identity. Without a sandbox every file is visible.
 	MediaDir string
+}
+
+// LateTools binds the host's tools of a process started before any chat asked for it (a
+// spare) to the chat that adopts it (TurnRequest.LateTools; core/agenttools).
+type LateTools interface {
+	// Process makes the MCP config file of one process of agent, bound to no chat: its
+	// path (--mcp-config) and the handle Bind and Drop name it by. Called before the
+	// process starts, not under the runner's lock.
+	Process(agent string) (mcp, handle string, err error)
+	// Bind binds handle's process to the request's chat; called once, when the request
+	// adopts the process, before its prompt is written, under the runner's lock (it must
+	// not block). An error leaves the process unadopted (it is stopped).
+	Bind(handle string) error
+	// Drop forgets handle once its process ended (or never started): its tools act for
+	// nobody from then on.
+	Drop(handle string)
 }
 
 // Image is an image for claude: its bytes and media type (image/jpeg,
@@ -503,7 +528,7 @@ func (r *Runner) Close(ctx context.Context) error {
 		if r.zygotes != nil {
 			r.zygotes.Close()
 		}
-		r.lifeline.close()
+		r.lifeline.Close()
 		close(done)
 	}()
 	select {

@@ -227,7 +227,7 @@ var probeHelper = sandbox.ProbeHelper
 func (r *Runner) launcherFor(c *Config) sandbox.Launcher {
 	sb := r.sandboxOf(c)
 	if sb.bwrap == "" {
-		return sandbox.Direct{Lifeline: lifelineHooks{&r.lifeline}, WaitDelay: r.cfg.KillGrace}
+		return sandbox.Direct{Lifeline: r.lifeline, WaitDelay: r.cfg.KillGrace}
 	}
 	r.waitZygotes()
 	if r.zygotes != nil && r.sandboxOf(c).helper == "recycled" {
@@ -235,12 +235,6 @@ func (r *Runner) launcherFor(c *Config) sandbox.Launcher {
 	}
 	return sandbox.PerStart{Bwrap: sb.bwrap, WaitDelay: r.cfg.KillGrace}
 }
-
-// lifelineHooks is the runner's lifeline as sandbox.Direct lists a claude's group on it.
-type lifelineHooks struct{ l *lifeline }
-
-func (h lifelineHooks) Add(pgid int) bool { return h.l.add(pgid) }
-func (h lifelineHooks) Remove(pgid int)   { h.l.remove(pgid) }
 
 // ProbeSandbox is what [Runner.SandboxState] would say for cfg on this
 // machine, without a Runner: `clawhost validate` and `clawhost doctor`

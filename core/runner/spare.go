@@ -20,9 +20,14 @@ import (
 // agent's latest new session, after the turn of a new session that adopted one or whose
 // identity repeated the one before it (two in a row), so traffic whose every new session
 // differs (each chat its own MCP config or sandboxed claude state) starts none and pays
-// nothing. Unsandboxed and without per-chat MCP config, every new chat of the agent
-// adopts; sandboxed, the chat's claude state and media are bound at the start, so a
-// spare serves the same chat's next new session (/new, a reset) only.
+// nothing. The host's agent tools are late-bound (TurnRequest.LateTools): a spare gets an
+// MCP config of its own whose token acts for nobody until the chat that adopts it binds
+// it (adoptSpareLocked, before its prompt is written; dropped when the process ends), so
+// the chat's per-chat MCP config is no part of the identity. Unsandboxed, then, every
+// new chat of the agent adopts (with agent tools on or off; another per-chat MCP config
+// without LateTools still keys the spare on it); sandboxed, the chat's claude state and
+// media are bound at the start, so a spare serves the same chat's next new session
+// (/new, a reset) only.
 //
 // A spare never carries anything between chats: no turn runs in it before a chat adopts
 // it, and it leaves the spare slot then (never returned to it). It lives in Runner.procs
@@ -45,6 +50,9 @@ type spareID struct {
 	cfg                                         *Config
 	dir, extra, model, effort, mode, mcp, tools string
 	ask                                         bool
+	// late: the session's host tools bind to its chat after the start
+	// (TurnRequest.LateTools); mcp is "" then, the spare's own config being no chat's.
+	late bool
 	// media and chat (the conversation key whose claude state is bound) only when the
 	// agent's claude runs sandboxed; "" otherwise.
 	media, chat string
@@ -71,10 +79,20 @@ func (r *Runner) spareIDOf(req TurnRequest) spareID {
 	c := r.profile(req.Agent)
 	id := spareID{cfg: c, dir: req.Dir, extra: req.ExtraSystemPrompt, model: req.Model, effort: req.Effort,
 		mode: req.PermissionMode, mcp: req.MCPConfig, tools: strings.Join(req.Tools, "\x00"), ask: req.AskPermission}
+	if req.LateTools != nil && req.MCPConfig != "" {
+		id.mcp, id.late = "", true
+	}
 	if r.sandboxOf(c).bwrap != "" {
 		id.media, id.chat = req.MediaDir, req.Key
 	}
 	return id
+}
+
+// lateTools is a spare's own host tools (TurnRequest.LateTools): the handle its MCP
+// config was made under, bound by the chat that adopts it and dropped when it ends.
+type lateTools struct {
+	tools  LateTools
+	handle string
 }
 
 // sparesOn tells whether req may adopt a spare and leave one for the next.
@@ -83,12 +101,22 @@ func (r *Runner) sparesOn(req TurnRequest) bool {
 }
 
 // adoptSpareLocked hands the agent's spare to req's conversation when it was started
-// for id, and returns it (busy); nil when there is none for id.
-func (r *Runner) adoptSpareLocked(req TurnRequest, id spareID) *proc {
+// for id, and returns it (busy); nil when there is none for id. A spare with its own
+// host tools is bound to req's chat first; one that cannot be is taken out of the pool
+// and returned as gone (the caller stops it) — it never serves the request unbound.
+func (r *Runner) adoptSpareLocked(req TurnRequest, id spareID) (sp, gone *proc) {
 	sk := spareKey(id.cfg.Name)
-	sp := r.procs[sk]
+	sp = r.procs[sk]
 	if sp == nil || sp.spare == nil || *sp.spare != id || sp.isDead() {
-		return nil
+		return nil, nil
+	}
+	if sp.late != nil {
+		if err := req.LateTools.Bind(sp.late.handle); err != nil {
+			r.log.Warn("the agent's spare claude was not adopted: its tools could not be bound to the chat", "key", req.Key, "pid", sp.pid, "error", err)
+			r.removeLocked(sp)
+			return nil, sp
+		}
+		sp.mcp = req.MCPConfig // bound to the chat whose config this is: its next turns match
 	}
 	delete(r.procs, sk)
 	if sp.idle != nil {
@@ -103,7 +131,7 @@ func (r *Runner) adoptSpareLocked(req TurnRequest, id spareID) *proc {
 	r.spares.alias[req.Key] = [2]string{req.SessionID, sp.sessionID}
 	r.spares.adopted++
 	r.log.Debug("a new session adopted the agent's spare claude", "key", req.Key, "pid", sp.pid, "session", sp.sessionID)
-	return sp
+	return sp, nil
 }
 
 // sessionOf is the session key's turns run in: the spare's it adopted while the caller
@@ -150,9 +178,13 @@ func (r *Runner) afterNewSession(req TurnRequest, id spareID, adopted bool) {
 		r.stopAsync(cur)
 	}
 	tools := append([]string(nil), req.Tools...)
+	var late LateTools
+	if id.late {
+		late = req.LateTools
+	}
 	go func() {
 		defer r.wg.Done()
-		r.startSpare(id, tools)
+		r.startSpare(id, tools, late)
 	}()
 }
 
@@ -184,12 +216,22 @@ func (r *Runner) memOfLocked(p *proc) int64 {
 }
 
 // startSpare starts a spare for id and puts it in the pool, unless the runner closed,
-// the agent's profile changed or it no longer fits meanwhile.
-func (r *Runner) startSpare(id spareID, tools []string) {
+// the agent's profile changed or it no longer fits meanwhile. With late (id.late), the
+// spare's host tools are its own, bound to no chat until one adopts it.
+func (r *Runner) startSpare(id spareID, tools []string, late LateTools) {
 	agent := id.cfg.Name
 	sk := spareKey(agent)
-	p, err := r.start(sk, newUUID(), false, id.extra, launch{cfg: id.cfg, dir: id.dir, model: id.model, effort: id.effort,
-		mode: id.mode, mcp: id.mcp, tools: tools, ask: id.ask, media: id.media, stateKey: id.chat})
+	mcp, lt, err := r.spareTools(id, late)
+	var p *proc
+	if err == nil {
+		p, err = r.start(sk, newUUID(), false, id.extra, launch{cfg: id.cfg, dir: id.dir, model: id.model, effort: id.effort,
+			mode: id.mode, mcp: mcp, tools: tools, ask: id.ask, media: id.media, stateKey: id.chat})
+		if err != nil && lt != nil {
+			lt.tools.Drop(lt.handle)
+		} else if err == nil {
+			p.late = lt // dropped when it ends (reap)
+		}
+	}
 	if err == nil && !r.prime(p) {
 		r.stopAsync(p)
 		err = newError(KindCrash, "the spare claude exited before it was ready: "+truncate(p.stderr.String(), 300))
@@ -227,6 +269,19 @@ func (r *Runner) startSpare(id spareID, tools []string) {
 	if ready != nil {
 		ready(p)
 	}
+}
+
+// spareTools is the --mcp-config of a spare for id: id's, or with late a config of its
+// own (bound to no chat) and its handle.
+func (r *Runner) spareTools(id spareID, late LateTools) (string, *lateTools, *Error) {
+	if late == nil {
+		return id.mcp, nil, nil
+	}
+	mcp, handle, err := late.Process(id.cfg.Name)
+	if err != nil {
+		return "", nil, newError(KindCrash, "the spare's agent tools: "+err.Error())
+	}
+	return mcp, &lateTools{tools: late, handle: handle}, nil
 }
 
 // dropStaleSpares stops the spares started with a profile Update replaced.

@@ -233,8 +233,9 @@ func TestSpareKeyRefused(t *testing.T) {
 
 // Sandboxed, a spare binds one chat's claude state and media: it is started for the
 // chat whose new sessions repeated, another chat's new session does not adopt it (it
-// would see the first chat's conversations), and the chat's own next new session does,
-// its claude writing to that chat's state directory.
+// would see the first chat's conversations) — late-bound agent tools do not change that
+// — and the chat's own next new session does, its claude writing to that chat's state
+// directory, its tools bound to that chat.
 func TestSpareSandboxedKeyedOnChat(t *testing.T) {
 	needBwrap(t)
 	ws, data := t.TempDir(), t.TempDir()
@@ -259,8 +260,11 @@ func TestSpareSandboxedKeyedOnChat(t *testing.T) {
 		defer cancel()
 		_ = r.Close(ctx)
 	})
+	// The agent tools are late-bound (each chat its own MCP config): sandboxed, the
+	// spare stays keyed on the chat all the same.
+	tools := &recordingTools{dir: t.TempDir(), dropped: make(chan string, 8)}
 	chat := func(key, media, name string) Result {
-		req := newSession(key)
+		req := lateSession(tools, key)
 		req.MediaDir, req.Prompt = media, "sh:echo x > $CLAUDE_CONFIG_DIR/"+name+" && echo wrote"
 		res := runTurn(t, r, req)
 		if res.Err != nil || !strings.Contains(res.Text, "wrote") {
@@ -279,6 +283,9 @@ func TestSpareSandboxedKeyedOnChat(t *testing.T) {
 	}
 	if res := chat("x", "tg/1", "x3"); res.Wait.Start != StartSpare || res.PID != sp.pid {
 		t.Fatalf("chat x's next new session: start %q pid %d, the spare %d", res.Wait.Start, res.PID, sp.pid)
+	}
+	if got := tools.log(); !strings.Contains(got, "bind h1 x") || strings.Contains(got, " y") {
+		t.Fatalf("the spare's tools: %s, want bound to chat x only", got)
 	}
 	for name, key := range map[string]string{"x3": "x", "y1": "y"} {
 		if _, err := os.Stat(filepath.Join(data, "runner", "chats", key, name)); err != nil {

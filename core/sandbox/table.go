@@ -95,7 +95,7 @@ func writable(st start) []string {
 func readOnly(st start) []string {
 	c, l := st.c, st.l
 	var out []string
-	// The chat's own MCP config file (its tool token) and agent.mcp_config's (which
+	// The chat's own MCP config file (its tool token; a spare's, its process's) and agent.mcp_config's (which
 	// may sit in a hidden tree, beside the config file); a relative one is in the
 	// workspace, a JSON string no file.
 	for _, m := range append([]string{l.MCP}, c.MCPConfig...) {

@@ -471,6 +471,39 @@ func (t *Turns) agentTools(key sessionkey.Key, m *message.Message) (string, []st
 	return t.opts.AgentTools(key, m)
 }
 
+// ProcessTools are the host's tools of a claude started before any chat (the agent's
+// spare): core/agenttools's Endpoint.
+type ProcessTools interface {
+	// ProcessTools makes the MCP config file of one process of agent, bound to no
+	// chat: its path and the handle the others name it by.
+	ProcessTools(agent string) (mcp, handle string, err error)
+	// BindProcess binds the process of handle to m's chat for key's agent (it does
+	// not block).
+	BindProcess(handle string, key sessionkey.Key, m *message.Message) error
+	// DropProcess forgets the process of handle (it ended).
+	DropProcess(handle string)
+}
+
+// lateTools is the runner.LateTools of a turn of m's chat whose host tools are mcp;
+// nil without Options.ProcessTools or host tools.
+func (t *Turns) lateTools(key sessionkey.Key, m *message.Message, mcp string) runner.LateTools {
+	if t.opts.ProcessTools == nil || mcp == "" || m == nil {
+		return nil
+	}
+	return chatTools{pt: t.opts.ProcessTools, key: key, m: m}
+}
+
+// chatTools binds a spare's host tools to the chat of one turn.
+type chatTools struct {
+	pt  ProcessTools
+	key sessionkey.Key
+	m   *message.Message
+}
+
+func (c chatTools) Process(agent string) (string, string, error) { return c.pt.ProcessTools(agent) }
+func (c chatTools) Bind(handle string) error                     { return c.pt.BindProcess(handle, c.key, c.m) }
+func (c chatTools) Drop(handle string)                           { c.pt.DropProcess(handle) }
+
 // toolRun tells the host's tools which turn the next run of claude in m's
 // chat serves (Options.ToolRun).
 func (t *Turns) toolRun(key sessionkey.Key, m *message.Message, journal int64) {

@@ -171,7 +171,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, r agentRun) (runner.
 		pmode, ask = runner.PlanMode, ask || t.opts.Approvals != nil
 	}
 	run, err := t.opts.Agent.Run(ctx, runner.TurnRequest{Key: key, SessionID: sess.ClaudeSessionID, NewSession: fresh, AdoptSpare: fresh, Prompt: prompt, ExtraSystemPrompt: system,
-		Agent: skey.Agent, Dir: dir, Model: model, Effort: string(ov.Effort), PermissionMode: pmode, MCPConfig: mcp, Tools: tools, MediaDir: skey.Dir(), AskPermission: ask, Images: images})
+		Agent: skey.Agent, Dir: dir, Model: model, Effort: string(ov.Effort), PermissionMode: pmode, MCPConfig: mcp, Tools: tools, LateTools: t.lateTools(skey, m, mcp), MediaDir: skey.Dir(), AskPermission: ask, Images: images})
 	if err != nil {
 		s.stopLive()
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, s.out

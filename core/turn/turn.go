@@ -396,6 +396,11 @@ type Options struct {
 	// own tools for the chat of m and the tool names to allow; "" for
 	// none.
 	AgentTools func(key sessionkey.Key, m *message.Message) (mcpConfig string, tools []string)
+	// ProcessTools, with AgentTools, lets a claude started before any chat (the
+	// agent's spare) carry host tools of its own, bound to the chat that adopts it
+	// (runner.TurnRequest.LateTools); nil: a new chat's tools are fixed at its
+	// claude's start (a spare serves only the chat it was started for).
+	ProcessTools ProcessTools
 	// ToolRun, when not nil, is told before each run of claude for the
 	// chat of m which turn the run's plugin tool calls belong to: journal
 	// is the turn's first journal entry (the same when the turn runs again

@@ -1,4 +1,4 @@
-package runner
+package lifeline
 
 import (
 	"os/exec"
@@ -34,10 +34,10 @@ func TestLifeline(t *testing.T) {
 		go func() { ch <- c.Wait() }()
 		return ch
 	}
-	l := &lifeline{log: hclog.NewNullLogger()}
+	l := New(hclog.NewNullLogger())
 	kept, gone := group(t, 0), group(t, 0)
 	member := group(t, gone.Process.Pid) // a tool in claude's group
-	if !l.add(kept.Process.Pid) || !l.add(gone.Process.Pid) {
+	if !l.Add(kept.Process.Pid) || !l.Add(gone.Process.Pid) {
 		t.Fatal("add failed")
 	}
 	// The watcher dies; the next add starts another with both groups.
@@ -45,13 +45,13 @@ func TestLifeline(t *testing.T) {
 	_ = syscall.Kill(-l.watcherPID(), syscall.SIGKILL)
 	<-first
 	late := group(t, 0)
-	if !l.add(late.Process.Pid) || l.ended == first {
+	if !l.Add(late.Process.Pid) || l.ended == first {
 		t.Fatal("no new watcher after the first died")
 	}
-	l.remove(kept.Process.Pid)
+	l.Remove(kept.Process.Pid)
 	goneDone, memberDone, lateDone := exited(gone), exited(member), exited(late)
 	ended := l.ended
-	l.close()
+	l.Close()
 	<-ended
 	for name, ch := range map[string]<-chan error{"listed leader": goneDone, "its member": memberDone, "listed after the restart": lateDone} {
 		select {
@@ -79,7 +79,7 @@ func exitStatus(err error) (syscall.WaitStatus, bool) {
 }
 
 // watcherPID is the latest watcher's pid.
-func (l *lifeline) watcherPID() int {
+func (l *Watcher) watcherPID() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.pid

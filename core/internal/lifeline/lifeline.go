@@ -1,4 +1,6 @@
-package runner
+// Package lifeline makes the unsandboxed claude processes and everything they started
+// die with the host, even when the host is killed with SIGKILL (Watcher).
+package lifeline
 
 import (
 	"os"
@@ -10,7 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// lifeline makes claude and everything it started die with the host, even when the host is
+// Watcher makes claude and everything it started die with the host, even when the host is
 // killed with SIGKILL: Pdeathsig reaches claude only, and the tools claude started would be
 // re-parented and live on. One watcher per runner, a shell outside the host's and claude's
 // process groups and without Pdeathsig, reads a pipe whose write end only the host holds:
@@ -27,7 +29,7 @@ import (
 // claude dies (Pdeathsig) and its tools keep the id; with none left, the id is free for the
 // instant the watcher needs to read EOF, and taking it would need the kernel's pid numbers
 // to wrap around meanwhile.
-type lifeline struct {
+type Watcher struct {
 	log    hclog.Logger
 	mu     sync.Mutex
 	w      *os.File      // the pipe's write end; nil while no watcher runs
@@ -35,6 +37,9 @@ type lifeline struct {
 	pid    int           // the latest watcher's
 	groups map[int]bool  // the listed process groups
 }
+
+// New returns a watcher that logs to log; it starts its process at the first Add.
+func New(log hclog.Logger) *Watcher { return &Watcher{log: log} }
 
 // lifelineScript is the watcher: it keeps the listed groups in $g (" 12 34 ") with the
 // shell's builtins only, and kills them at the end of its input.
@@ -47,10 +52,10 @@ while read -r op id; do
 done
 for id in $g; do kill -9 -$id; done`
 
-// add lists process group pgid, starting the watcher when none runs (the first start, or
+// Add lists process group pgid, starting the watcher when none runs (the first start, or
 // after the watcher died: then every listed group again). It logs and returns false when
 // no watcher could be started; claude then runs without one.
-func (l *lifeline) add(pgid int) bool {
+func (l *Watcher) Add(pgid int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.groups == nil {
@@ -70,9 +75,9 @@ func (l *lifeline) add(pgid int) bool {
 	return l.writeLocked(string(b))
 }
 
-// remove takes pgid off the list: the host reaped its claude and killed what was left in
+// Remove takes pgid off the list: the host reaped its claude and killed what was left in
 // its group.
-func (l *lifeline) remove(pgid int) {
+func (l *Watcher) Remove(pgid int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.groups[pgid] {
@@ -84,8 +89,8 @@ func (l *lifeline) remove(pgid int) {
 	}
 }
 
-// close ends the watcher: it kills the groups still listed and exits.
-func (l *lifeline) close() {
+// Close ends the watcher: it kills the groups still listed and exits.
+func (l *Watcher) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.w != nil {
@@ -96,7 +101,7 @@ func (l *lifeline) close() {
 
 // writeLocked writes s (a few lines, under PIPE_BUF: one write) to the watcher; false
 // (and the watcher forgotten) when it is gone.
-func (l *lifeline) writeLocked(s string) bool {
+func (l *Watcher) writeLocked(s string) bool {
 	if _, err := l.w.WriteString(s); err != nil {
 		l.w.Close()
 		l.w = nil
@@ -106,7 +111,7 @@ func (l *lifeline) writeLocked(s string) bool {
 }
 
 // startLocked starts the watcher.
-func (l *lifeline) startLocked() bool {
+func (l *Watcher) startLocked() bool {
 	sh, err := exec.LookPath("/bin/sh")
 	if err != nil {
 		l.log.Warn("no /bin/sh: the tools claude starts may outlive a killed host", "error", err)
