@@ -24,6 +24,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 )
 
@@ -70,11 +71,12 @@ func (s *Server) Enqueue(replies ...Reply) {
 	s.mu.Unlock()
 }
 
-// Queued is the number of enqueued replies no request has taken yet.
-func (s *Server) Queued() int {
+// Pending is a copy of the enqueued replies no request has taken yet, in
+// the order they will answer.
+func (s *Server) Pending() []Reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.queue)
+	return slices.Clone(s.queue)
 }
 
 // SetResponder sets the func used when the queue is empty; nil restores echo mode.

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/clawhost/clawhost/core/anthropictest"
 )
@@ -33,24 +34,52 @@ func bashRun(script string) []anthropictest.Reply {
 }
 
 // say delivers an inbound DM from sender in its own chat and waits for
-// the turn: every reply enqueued for it answered, and a send to the chat.
+// the turn: every reply enqueued for it answered, and the send of its
+// answer to the chat.
 func (h *clHost) say(sender, text string) {
 	h.t.Helper()
 	from := h.mark()
 	// The turn takes every reply enqueued for it (one, an echo, if none
-	// is): the last one answered, its tools ran. The first send alone
-	// can be a tool call's text ("Running."), sent before the tool runs.
-	// A command (/new) is the host's: no request.
-	last := h.fake.Count() + max(h.fake.Queued(), 1)
+	// is): the last one answered, its tools ran. Its answer is the last
+	// reply's text; a send before it can be a tool call's text
+	// ("Running."), sent before the tool runs — and a say that returned
+	// there would leave the answer to the next one. A command (/new) is
+	// the host's: no request.
+	pending := h.fake.Pending()
+	last := h.fake.Count() + max(len(pending), 1)
 	h.post(sender, text)
-	if !strings.HasPrefix(text, "/") {
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		if _, err := h.fake.WaitDone(ctx, last); err != nil {
-			h.t.Fatalf("%s's %q: %v", sender, text, err)
-		}
+	if strings.HasPrefix(text, "/") {
+		h.waitSend("chat-"+sender, from, 90*time.Second)
+		return
 	}
-	h.waitSend("chat-"+sender, from, 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if _, err := h.fake.WaitDone(ctx, last); err != nil {
+		h.t.Fatalf("%s's %q: %v", sender, text, err)
+	}
+	answer := "" // its beginning: a long answer comes in chunks
+	if len(pending) > 0 {
+		answer = gist(pending[len(pending)-1].Text)
+		answer = string([]rune(answer)[:min(len([]rune(answer)), 24)])
+	}
+	for at := from; ; {
+		r, next := h.waitSend("chat-"+sender, at, 90*time.Second)
+		if strings.Contains(gist(r.Text), answer) {
+			return
+		}
+		at = next
+	}
+}
+
+// gist is s's letters and digits, lower-cased: what survives of a reply's
+// text through the reply's rendering.
+func gist(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return unicode.ToLower(r)
+		}
+		return -1
+	}, s)
 }
 
 // gitRepo makes dir a git repository with one commit.
