@@ -872,6 +872,18 @@ func TestClaudeHostScheduleMessage(t *testing.T) {
 	if !strings.HasPrefix(got.Text, "echo: ") || !strings.Contains(got.Text, "the oven is on") {
 		t.Fatalf("scheduled turn's reply %q", got.Text)
 	}
+	// The run is u1's turn in u1's session (the loopback's direct chat
+	// has an id of its own, as Discord's and Slack's have): claude sees
+	// the conversation that scheduled it.
+	var seen []string
+	for _, m := range h.request(3, time.Second).Messages {
+		for _, c := range m.Content {
+			seen = append(seen, c.Text)
+		}
+	}
+	if !strings.Contains(strings.Join(seen, "\n"), "remind me about the oven") {
+		t.Errorf("the scheduled turn ran in a session of its own; claude was sent: %q", seen)
+	}
 }
 
 // checkNoTokenInArgv: the warm claude and its schedule bridge carry the

@@ -357,6 +357,13 @@ type ScheduledRun struct {
 	// Model runs the turn on that model (heartbeat { model }); "" for the
 	// session's.
 	Model string
+	// Sender, for a direct chat, is its person, "<instance>:<sender id>"
+	// (command.ScheduleEntry.Sender): the run is theirs, in their
+	// session. "" (a schedule block, an entry stored before it was kept):
+	// the chat's id stands in, which is the person's on Telegram and
+	// WhatsApp but not on Discord or Slack, whose direct chats have ids
+	// of their own.
+	Sender string
 }
 
 // Scheduled starts a scheduled turn: the run becomes a message of its chat,
@@ -384,11 +391,15 @@ func (g *Gateway) Scheduled(ctx context.Context, r ScheduledRun) error {
 		return fmt.Errorf("schedule %s waits: claude's usage limit pauses the turns until %s", r.Job, until.Format(time.RFC3339))
 	}
 	set := g.settings()
+	peer := chat
+	if id, ok := strings.CutPrefix(r.Sender, instance+":"); ok && id != "" && !r.Group {
+		peer = id
+	}
 	m := message.Message{
 		Instance: instance, Channel: set.Sources[instance], ChatType: channel.ChatDirect, ChatID: chat,
 		MessageID: fmt.Sprintf("schedule:%s:%d", r.Job, r.At.Unix()),
-		Sender:    channel.Sender{ID: chat, Name: "schedule " + r.Job},
-		From:      instance + ":" + chat, To: instance + ":" + chat,
+		Sender:    channel.Sender{ID: peer, Name: "schedule " + r.Job},
+		From:      instance + ":" + peer, To: instance + ":" + chat,
 		Body: r.Prompt, Timestamp: r.At, ReceivedAt: g.opts.Now(), Scheduled: r.Job, Model: r.Model,
 	}
 	if r.Group {

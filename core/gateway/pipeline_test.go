@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -207,6 +208,38 @@ func TestScheduledRuns(t *testing.T) {
 	e.quiet("chat-stranger", in{"chat_id": "chat-stranger", "sender_id": "owner", "text": "after the heartbeat"})
 	if err := e.gw.Scheduled(ctx, ScheduledRun{Job: "x", At: at, Chat: "nochat", Prompt: "p"}); err == nil {
 		t.Error("a chat without an instance was accepted")
+	}
+}
+
+// TestScheduledRunsInTheSendersSession: a run of a direct chat's entry
+// (schedule_message, /schedule) is its person's turn, in the session their
+// own messages run in, also where the direct chat's id is not the person's
+// (Discord, Slack); without the sender the chat's id stands in.
+func TestScheduledRunsInTheSendersSession(t *testing.T) {
+	e := newLo(t, loOptions{})
+	ctx := context.Background()
+	e.post(dm("owner", "remind me at nine")) // chat-owner, sender owner
+	contains(t, e.text("chat-owner"), "echo: ", "remind me at nine")
+	at := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	if err := e.gw.Scheduled(ctx, ScheduledRun{Job: "nine", At: at, Chat: "lo:chat-owner", Sender: "lo:owner", Prompt: "it is nine"}); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, e.text("chat-owner"), "echo: ", "it is nine")
+	if err := e.gw.Scheduled(ctx, ScheduledRun{Job: "old", At: at, Chat: "lo:chat-owner", Prompt: "stored before the sender was kept"}); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, e.text("chat-owner"), "echo: ", "stored before")
+	e.agent.mu.Lock()
+	reqs := slices.Clone(e.agent.reqs)
+	e.agent.mu.Unlock()
+	if len(reqs) != 3 {
+		t.Fatalf("%d turns, want 3", len(reqs))
+	}
+	if reqs[1].Key != reqs[0].Key {
+		t.Errorf("the scheduled run's session %v, the person's %v", reqs[1].Key, reqs[0].Key)
+	}
+	if !strings.HasSuffix(reqs[2].Key, ":chat-owner") {
+		t.Errorf("without a sender the run's session %v, want the chat's id as its peer", reqs[2].Key)
 	}
 }
 

@@ -231,8 +231,9 @@ func (s *Scheduler) restart() {
 		return
 	}
 	jobs, groups := jobsOf(cfg)
-	once := map[string]bool{}
+	once, senders := map[string]bool{}, map[string]string{}
 	for _, e := range chat {
+		senders[e.Name] = e.Sender
 		if !e.At.IsZero() {
 			jobs = append(jobs, schedule.Job{Name: e.Name, At: e.At, Since: e.Added, Target: e.Chat, Prompt: e.Prompt})
 			groups[e.Name], once[e.Name] = e.Group, true
@@ -256,7 +257,7 @@ func (s *Scheduler) restart() {
 				s.log.Debug("heartbeat skipped: HEARTBEAT.md asks for nothing", "workspace", heartbeatWorkspace(cfg))
 				return nil
 			}
-			err := s.fire(ctx, gateway.ScheduledRun{Job: r.Job, At: r.At, Chat: r.Target, Group: groups[r.Job], Prompt: r.Prompt, Agent: jobAgent(cfg, r.Job), Model: jobModel(cfg, r.Job)})
+			err := s.fire(ctx, gateway.ScheduledRun{Job: r.Job, At: r.At, Chat: r.Target, Group: groups[r.Job], Prompt: r.Prompt, Agent: jobAgent(cfg, r.Job), Model: jobModel(cfg, r.Job), Sender: senders[r.Job]})
 			if err == nil && once[r.Job] {
 				// Done: a one-shot entry leaves the store (in the
 				// background: removing restarts the scheduler this runs in).
