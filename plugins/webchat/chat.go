@@ -253,11 +253,18 @@ func (a *Adapter) flushLoop(ctx context.Context) {
 }
 
 // flush writes a snapshot of every chat to the history file if anything
-// changed since the last write.
+// changed since the last write, and returns once what changed before it
+// was called is written. Send and Edit call it before they return: the
+// host records a reply delivered when they do, and a host killed -9
+// (which takes the plugin with it) within the flush loop's delay left a
+// delivered reply out of the history a page shows after the restart.
+// Written, not synced: a process's death loses nothing the kernel has.
 func (a *Adapter) flush() {
 	if a.store.dir == "" {
 		return
 	}
+	a.flushMu.Lock()
+	defer a.flushMu.Unlock()
 	a.mu.Lock()
 	if !a.dirty {
 		a.mu.Unlock()

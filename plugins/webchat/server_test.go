@@ -281,6 +281,40 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	}
 }
 
+// TestRepliesWrittenBeforeTheyReturn: Send and Edit return once the
+// history file holds what they did — the host records a reply delivered
+// then, and a kill -9 of the host takes the plugin with it. Two in a row:
+// the flush loop writes at most every 250 ms, so the second would wait.
+func TestRepliesWrittenBeforeTheyReturn(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := start(t, setup{dataDir: dir})
+	ctx := testCtx(t)
+	c, _ := connect(t, ctx, r.Link())
+	onDisk := func(want string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "history.json"))
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("history.json lacks %q when the call returned (%v):\n%s", want, err, b)
+		}
+	}
+	var ids []string
+	for _, text := range []string{"first reply", "second reply"} {
+		res, err := r.Send(ctx, channel.SendRequest{ChatID: c.SenderID(), Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		onDisk(text)
+		ids = append(ids, res.MessageIDs[0])
+	}
+	for _, text := range []string{"first edit", "second edit"} {
+		if err := r.Edit(ctx, channel.EditRequest{ChatID: c.SenderID(), MessageID: ids[1], Text: text}); err != nil {
+			t.Fatal(err)
+		}
+		onDisk(text)
+	}
+}
+
 func TestInboundLimitsAndUTF8(t *testing.T) {
 	t.Parallel()
 	r := start(t, setup{})

@@ -146,6 +146,10 @@ type Adapter struct {
 	ran      bool
 	dirty    bool // history changed since the last write
 	kick     chan struct{}
+	// flushMu makes one write of the history at a time, from its
+	// snapshot to its rename: a flush that finds nothing dirty behind
+	// another knows that one's write is done.
+	flushMu sync.Mutex
 }
 
 // New returns an unconfigured adapter.
@@ -399,10 +403,10 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 	r.Files = files
 
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	c := a.chats[req.ChatID]
 	if c == nil {
 		if !validSenderID(req.ChatID) {
+			a.mu.Unlock()
 			return channel.SendResponse{}, channel.Errorf(channel.CodeChatNotFound, "no webchat conversation %q", req.ChatID)
 		}
 		// A well-formed id whose chat this process does not know: the
@@ -412,6 +416,8 @@ func (a *Adapter) Send(ctx context.Context, req channel.SendRequest) (channel.Se
 		c = a.chatLocked(req.ChatID)
 	}
 	a.appendLocked(c, r)
+	a.mu.Unlock()
+	a.flush()
 	return channel.SendResponse{MessageIDs: []string{r.ID}}, nil
 }
 
@@ -450,6 +456,7 @@ func (a *Adapter) Edit(ctx context.Context, req channel.EditRequest) error {
 		return err
 	}
 
+	defer a.flush() // after the unlock below: the edit written before it returns (flush)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.chats[req.ChatID]
