@@ -78,7 +78,18 @@ func checkReceiveAckRedeliver(ctx context.Context, tg Target, inst Instance, _ p
 	p := inst.Plugin
 	sctx, end := context.WithCancel(ctx)
 	defer end()
-	s, first, chat, err := tg.injectNext(sctx, inst, "conformance one")
+	// The stream ends below, the injection must not: an inject command
+	// cut with it (a platform's webhook post given up) takes the unacked
+	// message back, and whether the new stream saw it first was a race.
+	s, err := p.Receive(sctx, 16)
+	if err != nil {
+		return "", fmt.Errorf("receive: %w", err)
+	}
+	chat, err := tg.inject(ctx, inst, "conformance one")
+	if err != nil {
+		return "", err
+	}
+	first, err := next(s, tg.timeout())
 	if err != nil {
 		return "", err
 	}
