@@ -32,6 +32,7 @@ const procPrefix = agentMCPPrefix + "p-"
 
 // procTools is one process's token and, once adopted, the chat it acts in.
 type procTools struct {
+	key          [32]byte // its token's (tokenKey)
 	agent, path  string
 	bound        bool
 	chat, thread string
@@ -82,7 +83,7 @@ func (a *Endpoint) ProcessTools(agent string) (path, handle string, err error) {
 	if a.procs == nil {
 		a.procs, a.procTokens = map[string]*procTools{}, map[[32]byte]string{}
 	}
-	a.procs[handle] = &procTools{agent: agent, path: path}
+	a.procs[handle] = &procTools{key: tokenKey(token), agent: agent, path: path}
 	a.procTokens[tokenKey(token)] = handle
 	return path, handle, nil
 }
@@ -123,10 +124,8 @@ func (a *Endpoint) DropProcess(handle string) {
 	a.mu.Lock()
 	pt := a.procs[handle]
 	delete(a.procs, handle)
-	for k, h := range a.procTokens {
-		if h == handle {
-			delete(a.procTokens, k)
-		}
+	if pt != nil {
+		delete(a.procTokens, pt.key)
 	}
 	a.mu.Unlock()
 	if pt != nil {

@@ -374,6 +374,8 @@ type launch struct {
 	// stateKey is the conversation whose claude state the sandbox binds (chatStateDir),
 	// when not the key the process starts under (a spare started for a chat: spare.go).
 	stateKey string
+	// late is a spare's own host tools (proc.late), set before its reaper runs.
+	late *lateTools
 }
 
 // args builds claude's argv (without the command) for one process start.

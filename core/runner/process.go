@@ -197,7 +197,7 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string, prep *prep
 		r.log.Warn("workspace MCP servers left out", "agent", c.Name, "why", err.Error())
 	}
 	env := withTmpdir(l.env, tmp)
-	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcpAsked, media: l.media, ask: l.ask,
+	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcpAsked, media: l.media, ask: l.ask, late: l.late,
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tail.Buffer{Max: 16 << 10}, tmpdir: tmp}
 	cmd := sandbox.Cmd{Path: path, Args: c.args(l), Env: env, Dir: cmp.Or(l.dir, c.Workspace), User: c.RunAs, Stderr: p.stderr, Agent: c.Name}
 	launcher := r.launcherFor(c)

@@ -225,11 +225,9 @@ func (r *Runner) startSpare(id spareID, tools []string, late LateTools) {
 	var p *proc
 	if err == nil {
 		p, err = r.start(sk, newUUID(), false, id.extra, launch{cfg: id.cfg, dir: id.dir, model: id.model, effort: id.effort,
-			mode: id.mode, mcp: mcp, tools: tools, ask: id.ask, media: id.media, stateKey: id.chat})
+			mode: id.mode, mcp: mcp, tools: tools, ask: id.ask, media: id.media, stateKey: id.chat, late: lt})
 		if err != nil && lt != nil {
-			lt.tools.Drop(lt.handle)
-		} else if err == nil {
-			p.late = lt // dropped when it ends (reap)
+			lt.tools.Drop(lt.handle) // never started; once started, reap drops it
 		}
 	}
 	if err == nil && !r.prime(p) {
