@@ -8,7 +8,8 @@
 // directory swapped for a link while a prune walks it is not guarded
 // against: that takes writing to the media directory, which the claude
 // sandbox does not allow and an unsandboxed claude could delete the files
-// directly anyway.
+// directly anyway. A spare claude's directory (+spare-<id>, core/internal/sparedir) is
+// left to the runner, which removes it when that claude ends: its sandbox shows it.
 //
 // The host (core) starts it, restarts it on reload and stops it at
 // shutdown; tests drive it with a fake clock (Options.Clock).
@@ -17,13 +18,15 @@ package mediaprune
 import (
 	"context"
 	"errors"
-	"github.com/clawhost/clawhost/core/internal/tstime"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/sparedir"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -67,6 +70,12 @@ func Prune(dir string, before time.Time) (Result, error) {
 		if err != nil {
 			errs = append(errs, err)
 			if d != nil && d.IsDir() && path != dir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if filepath.Dir(path) == dir && sparedir.IsSpare(d.Name()) {
+			if d.IsDir() {
 				return fs.SkipDir
 			}
 			return nil

@@ -171,3 +171,23 @@ func TestPrunerRunsAtStartThenEveryInterval(t *testing.T) {
 	p.Start(media, 0)
 	p.Stop()
 }
+
+// A spare claude's media directory, and the link a chat's adoption leaves of it, are
+// the runner's while that claude lives, whatever their age (core/internal/sparedir).
+func TestPruneLeavesSpares(t *testing.T) {
+	t.Parallel()
+	media := filepath.Join(t.TempDir(), "media")
+	day := 24 * time.Hour
+	tree(t, media, map[string]time.Duration{"+spare-aa/old.txt": 40 * day, "tg_direct_1/old.jpg": 40 * day})
+	if err := os.Symlink("tg_direct_1", filepath.Join(media, "+spare-bb")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Prune(media, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{"+spare-aa/old.txt": true, "+spare-bb": true, "tg_direct_1/old.jpg": false} {
+		if got := exists(filepath.Join(media, p)); got != want {
+			t.Errorf("%s exists: %v, want %v", p, got, want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/envfilter"
 	"github.com/clawhost/clawhost/core/internal/procmem"
 	"github.com/clawhost/clawhost/core/internal/runas"
+	"github.com/clawhost/clawhost/core/internal/sparedir"
 )
 
 // Defaults applied by Config.withDefaults (and so by New) to zero fields.
@@ -374,8 +375,19 @@ type launch struct {
 	// stateKey is the conversation whose claude state the sandbox binds (chatStateDir),
 	// when not the key the process starts under (a spare started for a chat: spare.go).
 	stateKey string
+	// own is a spare's own directories, for a brand-new chat to adopt (spare.go): its
+	// sandbox shows them in the place of a chat's media directory and claude state.
+	own *sparedir.Dirs
 	// late is a spare's own host tools (proc.late), set before its reaper runs.
 	late *lateTools
+}
+
+// chatState is the claude state directory the sandbox of key's process l binds.
+func (l launch) chatState(stateDir, key string) string {
+	if l.own != nil {
+		return l.own.State
+	}
+	return chatStateDir(stateDir, cmp.Or(l.stateKey, key))
 }
 
 // args builds claude's argv (without the command) for one process start.

@@ -92,12 +92,17 @@ func (r *Runner) attempts(st stopper, t *Turn, req TurnRequest, w Wait) Result {
 	req.SessionID = r.sessionOf(req.Key, req.SessionID)
 	log := r.log.With("key", req.Key, "session", req.SessionID)
 	plan := launchPlan{resume: !req.NewSession}
+	var spare *spareID
 	if r.sparesOn(req) {
 		id := r.spareIDOf(req)
+		spare = &id
 		defer func() { r.afterNewSession(req, id, plan.adopted) }()
 	}
 	for attempt := 0; ; attempt++ {
-		p, serr := r.acquire(req, plan.resume, &w)
+		if plan.resume || !req.AdoptSpare {
+			spare = nil
+		}
+		p, serr := r.acquire(req, plan.resume, spare, &w)
 		plan.adopted = plan.adopted || w.Start == StartSpare
 		if serr != nil {
 			log.Error("start claude", "error", serr.Detail)
@@ -248,6 +253,7 @@ func (r *Runner) exchange(st stopper, t *Turn, p *proc, prompt string, images []
 // message, or with Config.OneShot the plain text and then EOF — and delivers the write's
 // error on the returned channel. A blocked write never blocks the exchange.
 func (r *Runner) writePrompt(p *proc, prompt string, images []Image) <-chan error {
+	prompt = p.shown(prompt)
 	var payload []byte
 	if r.cfg.OneShot {
 		payload = []byte(prompt) // images cannot go on plain-text stdin; their paths are in the prompt

@@ -49,15 +49,11 @@ const remeasureAfter = time.Minute
 // that was busy long ago does not squat on a warm process.
 const maxUses = 8
 
-// acquire returns the key's warm process when it fits the request, or starts one. It
+// acquire returns the key's warm process when it fits the request, or starts one; a new
+// session adopts the agent's spare when it was started for spare (nil: none). It
 // records in w how the turn got its process.
-func (r *Runner) acquire(req TurnRequest, resume bool, w *Wait) (p *proc, err *Error) {
+func (r *Runner) acquire(req TurnRequest, resume bool, spare *spareID, w *Wait) (p *proc, err *Error) {
 	extra := req.ExtraSystemPrompt
-	var spare *spareID
-	if !resume && r.sparesOn(req) {
-		id := r.spareIDOf(req)
-		spare = &id
-	}
 	w.Start, w.Warm, w.WarmBusy, w.MaxWarm, w.Evicted = StartOneShot, 0, 0, r.cfg.MaxWarm, ""
 	w.Memory, w.WarmMemory = 0, max(r.cfg.WarmMemory, 0)
 	if !r.cfg.OneShot {

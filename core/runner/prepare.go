@@ -4,7 +4,6 @@ package runner
 // before claude starts in it.
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -41,7 +40,7 @@ func (r *Runner) prepareEarly(key string, l launch) *preparing {
 		return nil
 	}
 	sl := sandboxLaunch{env: l.env, media: l.media, worktree: l.dir,
-		chatState: chatStateDir(r.cfg.StateDir, cmp.Or(l.stateKey, key)), sessionID: l.sessionID, resume: l.resume}
+		chatState: l.chatState(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume}
 	p := &preparing{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/internal/tstime"
 	"io"
 	"io/fs"
 	"os"
@@ -18,6 +17,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/sparedir"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -41,6 +43,10 @@ type proc struct {
 	// late is the process's own agent tools (a spare started with TurnRequest.LateTools:
 	// lateTools, spare.go), dropped when it ends; nil for any other.
 	late *lateTools
+	// own is the directories of a spare started for a brand-new chat (spare.go),
+	// removed when it ends (a chat's adoption leaves only a link of them); nil for any
+	// other. Once adopted, its sandbox shows the chat's media at own's path, not media's.
+	own *sparedir.Dirs
 	// planExited: a plan was approved (ExitPlanMode allowed), so claude
 	// left the plan mode it was started in; never reused (exchange.go).
 	planExited  atomic.Bool
@@ -197,13 +203,13 @@ func (r *Runner) spawn(path string, l launch, key, extra, tmp string, prep *prep
 		r.log.Warn("workspace MCP servers left out", "agent", c.Name, "why", err.Error())
 	}
 	env := withTmpdir(l.env, tmp)
-	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcpAsked, media: l.media, ask: l.ask, late: l.late,
+	p := &proc{cfg: c, dir: l.dir, key: key, sessionID: l.sessionID, extra: extra, model: l.model, effort: l.effort, mode: l.mode, mcp: l.mcpAsked, media: l.media, ask: l.ask, late: l.late, own: l.own,
 		msgs: make(chan line, 256), exited: make(chan struct{}), stderr: &tail.Buffer{Max: 16 << 10}, tmpdir: tmp}
 	cmd := sandbox.Cmd{Path: path, Args: c.args(l), Env: env, Dir: cmp.Or(l.dir, c.Workspace), User: c.RunAs, Stderr: p.stderr, Agent: c.Name}
 	launcher := r.launcherFor(c)
 	if _, direct := launcher.(sandbox.Direct); !direct {
 		sl := sandboxLaunch{tmp: tmp, env: env, media: l.media, worktree: l.dir, mcp: l.mcp, exe: path,
-			chatState: chatStateDir(r.cfg.StateDir, cmp.Or(l.stateKey, key)), sessionID: l.sessionID, resume: l.resume, prep: prep}
+			chatState: l.chatState(r.cfg.StateDir, key), sessionID: l.sessionID, resume: l.resume, prep: prep}
 		if err := r.prepared(c, sl); err != nil {
 			return nil, newError(KindCrash, err.Error())
 		}
@@ -345,6 +351,9 @@ func (r *Runner) reap(p *proc, stdout *os.File, dead chan<- struct{}, readerDone
 	r.removeLocked(p)
 	key := p.key // a spare's changes when a chat adopts it (under r.mu)
 	r.mu.Unlock()
+	if p.own != nil {
+		p.own.Remove() // adopted, only the link goes (the directories are the chat's)
+	}
 	r.log.Debug("claude exited", "key", key, "pid", p.pid, "code", code)
 }
 

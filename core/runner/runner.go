@@ -5,10 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/clawhost/clawhost/core/internal/lifeline"
-	"github.com/clawhost/clawhost/core/internal/runas"
-	"github.com/clawhost/clawhost/core/internal/tstime"
-	"github.com/clawhost/clawhost/core/sandbox"
 	"maps"
 	"os"
 	"os/exec"
@@ -19,6 +15,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/lifeline"
+	"github.com/clawhost/clawhost/core/internal/runas"
+	"github.com/clawhost/clawhost/core/internal/sparedir"
+	"github.com/clawhost/clawhost/core/internal/tstime"
+	"github.com/clawhost/clawhost/core/sandbox"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -191,8 +193,26 @@ func (r *Runner) RemoveLeftovers() <-chan struct{} {
 		if n > 0 {
 			r.log.Info("removed the TMPDIRs of claude processes an earlier run left", "dir", dir, "count", n)
 		}
+		r.removeSpareLeftovers()
 	}()
 	return done
+}
+
+// removeSpareLeftovers removes the directories of spares an earlier run left (sparedir).
+func (r *Runner) removeSpareLeftovers() {
+	seen := map[string]bool{}
+	stateDir := r.cfg.StateDir
+	for _, c := range r.profiles() {
+		if seen[c.Workspace] {
+			continue
+		}
+		seen[c.Workspace] = true
+		n, err := sparedir.Sweep(c.Workspace, stateDir, r.started.Add(-time.Second))
+		stateDir = "" // swept once
+		if n > 0 || err != nil {
+			r.log.Info("removed the directories of spare claudes an earlier run left", "workspace", c.Workspace, "count", n, "error", err)
+		}
+	}
 }
 
 // checkWorkspace returns ws made absolute, or why it cannot be a workspace.

@@ -1,8 +1,14 @@
 package runner
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/sparedir"
 )
 
 // Spares (issue 84). Starting claude costs the real CLI about a second, and every new
@@ -25,9 +31,12 @@ import (
 // it (adoptSpareLocked, before its prompt is written; dropped when the process ends), so
 // the chat's per-chat MCP config is no part of the identity. Unsandboxed, then, every
 // new chat of the agent adopts (with agent tools on or off; another per-chat MCP config
-// without LateTools still keys the spare on it); sandboxed, the chat's claude state and
-// media are bound at the start, so a spare serves the same chat's next new session
-// (/new, a reset) only.
+// without LateTools still keys the spare on it). Sandboxed, the chat's claude state and
+// media are bound at the start: a spare for a chat's next new session (/new, a reset)
+// is started for that chat, and one for a brand-new chat (no claude state, no media
+// yet: spareID.fresh) with directories of its own, which the chat that adopts it takes
+// over (core/internal/sparedir; adoptSpareLocked) — its prompts then name the chat's
+// attachments at the spare's path (proc.shown).
 //
 // A spare never carries anything between chats: no turn runs in it before a chat adopts
 // it, and it leaves the spare slot then (never returned to it). It lives in Runner.procs
@@ -54,8 +63,11 @@ type spareID struct {
 	// (TurnRequest.LateTools); mcp is "" then, the spare's own config being no chat's.
 	late bool
 	// media and chat (the conversation key whose claude state is bound) only when the
-	// agent's claude runs sandboxed; "" otherwise.
+	// agent's claude runs sandboxed; "" otherwise, and for fresh.
 	media, chat string
+	// fresh: sandboxed, for a brand-new chat, which has neither media nor claude state
+	// yet (brandNew); the spare's own directories become the chat's.
+	fresh bool
 }
 
 // spareState is the runner's bookkeeping of spares, guarded by Runner.mu.
@@ -83,9 +95,27 @@ func (r *Runner) spareIDOf(req TurnRequest) spareID {
 		id.mcp, id.late = "", true
 	}
 	if r.sandboxOf(c).bwrap != "" {
-		id.media, id.chat = req.MediaDir, req.Key
+		if r.brandNew(c, req) {
+			id.fresh = true
+		} else {
+			id.media, id.chat = req.MediaDir, req.Key
+		}
 	}
 	return id
+}
+
+// brandNew tells whether req's chat has neither a media directory nor claude state yet,
+// so a sandboxed spare's own may become its (sparedir.Adopt checks again, atomically).
+func (r *Runner) brandNew(c *Config, req TurnRequest) bool {
+	if req.MediaDir == "" {
+		return false
+	}
+	for _, p := range []string{filepath.Join(c.Workspace, "media", req.MediaDir), chatStateDir(r.cfg.StateDir, req.Key)} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
 }
 
 // lateTools is a spare's own host tools (TurnRequest.LateTools): the handle its MCP
@@ -109,6 +139,18 @@ func (r *Runner) adoptSpareLocked(req TurnRequest, id spareID) (sp, gone *proc) 
 	sp = r.procs[sk]
 	if sp == nil || sp.spare == nil || *sp.spare != id || sp.isDead() {
 		return nil, nil
+	}
+	if id.fresh {
+		err := sp.own.Adopt(filepath.Join(id.cfg.Workspace, "media", req.MediaDir), chatStateDir(r.cfg.StateDir, req.Key))
+		switch {
+		case errors.Is(err, sparedir.ErrTaken):
+			return nil, nil // the chat made its own meanwhile: the spare waits for the next
+		case err != nil:
+			r.log.Warn("the agent's spare claude was not adopted: its directories could not be the chat's", "key", req.Key, "pid", sp.pid, "error", err)
+			r.removeLocked(sp)
+			return nil, sp
+		}
+		sp.media = req.MediaDir // its next turns match the chat's; the sandbox shows it at own's path
 	}
 	if sp.late != nil {
 		if err := req.LateTools.Bind(sp.late.handle); err != nil {
@@ -222,12 +264,18 @@ func (r *Runner) startSpare(id spareID, tools []string, late LateTools) {
 	agent := id.cfg.Name
 	sk := spareKey(agent)
 	mcp, lt, err := r.spareTools(id, late)
+	l := launch{cfg: id.cfg, dir: id.dir, model: id.model, effort: id.effort, mode: id.mode, mcp: mcp, tools: tools, ask: id.ask, media: id.media, stateKey: id.chat, late: lt}
+	if err == nil && id.fresh {
+		err = r.spareDirs(&l)
+	}
 	var p *proc
 	if err == nil {
-		p, err = r.start(sk, newUUID(), false, id.extra, launch{cfg: id.cfg, dir: id.dir, model: id.model, effort: id.effort,
-			mode: id.mode, mcp: mcp, tools: tools, ask: id.ask, media: id.media, stateKey: id.chat, late: lt})
+		p, err = r.start(sk, newUUID(), false, id.extra, l)
 		if err != nil && lt != nil {
 			lt.tools.Drop(lt.handle) // never started; once started, reap drops it
+		}
+		if err != nil && l.own != nil {
+			l.own.Remove()
 		}
 	}
 	if err == nil && !r.prime(p) {
@@ -267,6 +315,29 @@ func (r *Runner) startSpare(id spareID, tools []string, late LateTools) {
 	if ready != nil {
 		ready(p)
 	}
+}
+
+// shown is text as p's claude must read it: the sandbox of a spare a brand-new chat
+// adopted shows the chat's media at the spare's path, so a prompt names the chat's
+// attachments there (on the host that path links to the chat's directory: what claude
+// names back resolves to the chat's own files).
+func (p *proc) shown(text string) string {
+	if p.own == nil || p.media == p.own.Name() {
+		return text
+	}
+	sep := string(filepath.Separator)
+	return strings.ReplaceAll(text, filepath.Join(p.cfg.Workspace, "media", p.media)+sep, p.own.Media+sep)
+}
+
+// spareDirs gives the spare l for a brand-new chat directories of its own, shown by its
+// sandbox as a chat's media and claude state are.
+func (r *Runner) spareDirs(l *launch) *Error {
+	d, err := sparedir.New(l.cfg.Workspace, r.cfg.StateDir)
+	if err != nil {
+		return newError(KindCrash, "the spare's directories: "+err.Error())
+	}
+	l.own, l.media = &d, d.Name()
+	return nil
 }
 
 // spareTools is the --mcp-config of a spare for id: id's, or with late a config of its

@@ -59,7 +59,7 @@ func (s *steering) send(text string) (bool, error) {
 		return false, nil
 	}
 	id := newUUID()
-	b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text}, "uuid": id})
+	b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": s.proc.shown(text)}, "uuid": id})
 	if err := s.proc.write(append(b, '\n')); err != nil {
 		return false, fmt.Errorf("steer: write to claude: %w", err)
 	}

@@ -1,0 +1,132 @@
+// Package sparedir keeps the directories of a sandboxed spare claude (core/runner's
+// spare.go, issue 84) and hands them to the brand-new chat that adopts it.
+//
+// The sandbox binds a chat's media directory (<workspace>/media/<chat>) and its claude
+// state (<stateDir>/chats/<key>) when claude starts, and a spare starts before its chat
+// is known. So a spare gets directories of its own: <workspace>/media/+spare-<id> and
+// <stateDir>/spares/<id>. A bind mount follows the directory, not its name: renaming
+// them onto a chat that has neither yet makes them that chat's, and the sandbox, unchanged,
+// shows claude the chat's state and attachments. Inside the sandbox the media keep the
+// spare's path; on the host that name becomes a link to the chat's directory, so a
+// path claude writes back (a MEDIA: line, send_file) resolves to the chat's own files.
+//
+// No chat's directory name contains '+' (sessionkey.Dir), so no chat's directory is
+// ever taken for a spare's, and Sweep removes only what spares left behind.
+package sparedir
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Prefix starts the name of a spare's media directory under <workspace>/media.
+const Prefix = "+spare-"
+
+// ErrTaken is Adopt's error when the chat has a media directory or claude state
+// already: it is no brand-new chat, and nothing was moved.
+var ErrTaken = errors.New("the chat has directories of its own already")
+
+// Dirs are one spare's directories. Media's base name is what the sandbox shows under
+// <workspace>/media, before and after a chat adopts it.
+type Dirs struct {
+	Media, State string
+}
+
+// New names a spare's directories in workspace and stateDir, after a random id; it
+// makes none (the sandbox's preparation does, as for a chat's).
+func New(workspace, stateDir string) (Dirs, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return Dirs{}, err
+	}
+	id := hex.EncodeToString(b[:])
+	return Dirs{Media: filepath.Join(workspace, "media", Prefix+id), State: filepath.Join(stateDir, "spares", id)}, nil
+}
+
+// Name is the media directory's name under <workspace>/media.
+func (d Dirs) Name() string { return filepath.Base(d.Media) }
+
+// Adopt gives d to the chat whose media directory is media (beside d.Media) and claude
+// state state: d.State, when the spare has one, and d.Media are renamed onto the chat's,
+// which must not exist (ErrTaken, and d stays as it was), and d.Media becomes a link to
+// the chat's media directory. Any other failure undoes what was done.
+func (d Dirs) Adopt(media, state string) error {
+	if filepath.Dir(media) != filepath.Dir(d.Media) {
+		return fmt.Errorf("the chat's media directory %s is not beside the spare's", media)
+	}
+	var undo []func()
+	fail := func(err error) error {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+		return err
+	}
+	for _, mv := range [][2]string{{d.State, state}, {d.Media, media}} {
+		from, to := mv[0], mv[1]
+		if _, err := os.Lstat(from); errors.Is(err, fs.ErrNotExist) && from == d.State {
+			if _, err := os.Lstat(to); err == nil {
+				return fail(ErrTaken)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			return fail(err)
+		}
+		if err := renameNew(from, to); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				err = ErrTaken
+			}
+			return fail(err)
+		}
+		undo = append(undo, func() { _ = renameNew(to, from) })
+	}
+	if err := os.Symlink(filepath.Base(media), d.Media); err != nil {
+		return fail(fmt.Errorf("link the spare's media path to the chat's: %w", err))
+	}
+	return nil
+}
+
+// Remove removes what d leaves once its process ended: the link a chat's adoption left,
+// or the directories of a spare no chat adopted. It never follows a link.
+func (d Dirs) Remove() {
+	_ = os.RemoveAll(d.Media) // a link is removed itself, never what it names
+	_ = os.RemoveAll(d.State)
+}
+
+// Sweep removes what spares of an earlier run left in workspace and stateDir (a host
+// killed before their processes ended): the entries last changed before before, so a
+// spare of this run's is never taken. It returns how many it removed.
+func Sweep(workspace, stateDir string, before time.Time) (int, error) {
+	var names []string
+	if workspace != "" {
+		names, _ = filepath.Glob(filepath.Join(workspace, "media", Prefix+"*"))
+	}
+	if stateDir != "" {
+		states, _ := filepath.Glob(filepath.Join(stateDir, "spares", "*"))
+		names = append(names, states...)
+	}
+	n := 0
+	var errs []error
+	for _, name := range names {
+		fi, err := os.Lstat(name)
+		if err != nil || !fi.ModTime().Before(before) {
+			continue
+		}
+		if err := os.RemoveAll(name); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// IsSpare tells whether name, an entry of <workspace>/media, is a spare's.
+func IsSpare(name string) bool { return strings.HasPrefix(name, Prefix) }
