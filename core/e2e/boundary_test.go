@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,12 @@ func bashRun(script string) []anthropictest.Reply {
 // answer to the chat.
 func (h *clHost) say(sender, text string) {
 	h.t.Helper()
+	h.sayWith(sender, text, nil)
+}
+
+// sayWith is say with more of the inbound message (media, ...).
+func (h *clHost) sayWith(sender, text string, more map[string]any) {
+	h.t.Helper()
 	from := h.mark()
 	// The turn takes every reply enqueued for it (one, an echo, if none
 	// is): the last one answered, its tools ran. Its answer is the last
@@ -47,7 +54,9 @@ func (h *clHost) say(sender, text string) {
 	// the host's: no request.
 	pending := h.fake.Pending()
 	last := h.fake.Count() + max(len(pending), 1)
-	h.post(sender, text)
+	msg := map[string]any{"chat_id": "chat-" + sender, "sender_id": sender, "sender_name": sender, "text": text}
+	maps.Copy(msg, more)
+	postInbound(h.t, h.addr, msg)
 	if strings.HasPrefix(text, "/") {
 		h.waitSend("chat-"+sender, from, 90*time.Second)
 		return

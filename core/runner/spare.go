@@ -2,8 +2,6 @@ package runner
 
 import (
 	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -72,8 +70,8 @@ type spareID struct {
 
 // spareState is the runner's bookkeeping of spares, guarded by Runner.mu.
 type spareState struct {
-	// last is the identity of each agent's latest new session.
-	last map[string]spareID
+	// last is each agent's latest new session.
+	last map[string]lastNew
 	// starting: a spare of the agent is being started.
 	starting map[string]bool
 	// alias maps a conversation that adopted a spare to the session it asked for and
@@ -84,6 +82,13 @@ type spareState struct {
 	// ready, when set (tests), is called with each spare put in the pool or given up
 	// (nil), after Runner.mu is released.
 	ready func(*proc)
+}
+
+// lastNew is a new session as the next one is compared with: its identity keyed on its
+// chat (as if it were not brand-new) and whether it was brand-new (spareID.fresh).
+type lastNew struct {
+	keyed spareID
+	fresh bool
 }
 
 // spareIDOf is req's start identity. It may wait for the sandbox probe.
@@ -104,18 +109,11 @@ func (r *Runner) spareIDOf(req TurnRequest) spareID {
 	return id
 }
 
-// brandNew tells whether req's chat has neither a media directory nor claude state yet,
-// so a sandboxed spare's own may become its (sparedir.Adopt checks again, atomically).
+// brandNew tells whether req's chat has no media and no claude state yet (at most empty
+// directories), so a sandboxed spare's own may become its (sparedir.Adopt checks again,
+// in one step). Its media directory is one name under <workspace>/media, as a spare's.
 func (r *Runner) brandNew(c *Config, req TurnRequest) bool {
-	if req.MediaDir == "" {
-		return false
-	}
-	for _, p := range []string{filepath.Join(c.Workspace, "media", req.MediaDir), chatStateDir(r.cfg.StateDir, req.Key)} {
-		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
-			return false
-		}
-	}
-	return true
+	return req.MediaDir != "" && !strings.Contains(req.MediaDir, "/") && sparedir.Vacant(filepath.Join(c.Workspace, "media", req.MediaDir)) && sparedir.Vacant(chatStateDir(r.cfg.StateDir, req.Key))
 }
 
 // lateTools is a spare's own host tools (TurnRequest.LateTools): the handle its MCP
@@ -198,14 +196,21 @@ func (r *Runner) sessionOf(key, asked string) string {
 func (r *Runner) afterNewSession(req TurnRequest, id spareID, adopted bool) {
 	agent := id.cfg.Name
 	sk := spareKey(agent)
+	keyed := id
+	if id.fresh {
+		keyed.fresh, keyed.media, keyed.chat = false, req.MediaDir, req.Key
+	}
 	r.mu.Lock()
 	if r.spares.last == nil {
-		r.spares.last, r.spares.starting = map[string]spareID{}, map[string]bool{}
+		r.spares.last, r.spares.starting = map[string]lastNew{}, map[string]bool{}
 	}
 	prev, seen := r.spares.last[agent]
-	r.spares.last[agent] = id
+	r.spares.last[agent] = lastNew{keyed, id.fresh}
+	// Two brand-new chats in a row, or the same chat's new sessions (its first one
+	// brand-new, or not), start the spare this one would have adopted.
+	repeated := seen && (prev.keyed == keyed || prev.fresh && id.fresh)
 	cur := r.procs[sk]
-	if r.closed || r.spares.starting[agent] || !adopted && (!seen || prev != id) ||
+	if r.closed || r.spares.starting[agent] || !adopted && !repeated ||
 		cur != nil && cur.spare != nil && *cur.spare == id || !r.spareFitsLocked(id.cfg, cur) {
 		r.mu.Unlock()
 		return
@@ -333,7 +338,11 @@ func (p *proc) shown(text string) string {
 // sandbox as a chat's media and claude state are.
 func (r *Runner) spareDirs(l *launch) *Error {
 	d, err := sparedir.New(l.cfg.Workspace, r.cfg.StateDir)
+	if err == nil {
+		err = r.shareMedia(l.cfg, d.Name()) // claude's user's (agent.run_as), as a chat's is before its turns
+	}
 	if err != nil {
+		d.Remove()
 		return newError(KindCrash, "the spare's directories: "+err.Error())
 	}
 	l.own, l.media = &d, d.Name()

@@ -22,6 +22,7 @@ func TestSpareSandboxedBrandNewChat(t *testing.T) {
 	needBwrap(t)
 	ws, data := t.TempDir(), t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(ws, "media", "md"), 0o700))
+	must(t, os.WriteFile(filepath.Join(ws, "media", "md", "attachment.jpg"), nil, 0o600))
 	exe, err := os.Executable()
 	must(t, err)
 	r, err := New(Config{
@@ -73,6 +74,7 @@ func TestSpareSandboxedBrandNewChat(t *testing.T) {
 		}
 		return nil
 	}
+	must(t, os.MkdirAll(filepath.Join(ws, "media", "ma"), 0o700)) // empty: brand-new all the same
 	turn("a", "", "sh:echo a")
 	turn("b", "", "sh:echo b")
 	sp := nextSpare()

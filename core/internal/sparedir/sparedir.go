@@ -5,7 +5,7 @@
 // state (<stateDir>/chats/<key>) when claude starts, and a spare starts before its chat
 // is known. So a spare gets directories of its own: <workspace>/media/+spare-<id> and
 // <stateDir>/spares/<id>. A bind mount follows the directory, not its name: renaming
-// them onto a chat that has neither yet makes them that chat's, and the sandbox, unchanged,
+// them onto a chat that has neither yet (or empty directories, Vacant) makes them that chat's, and the sandbox, unchanged,
 // shows claude the chat's state and attachments. Inside the sandbox the media keep the
 // spare's path; on the host that name becomes a link to the chat's directory, so a
 // path claude writes back (a MEDIA: line, send_file) resolves to the chat's own files.
@@ -19,18 +19,20 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
 // Prefix starts the name of a spare's media directory under <workspace>/media.
 const Prefix = "+spare-"
 
-// ErrTaken is Adopt's error when the chat has a media directory or claude state
-// already: it is no brand-new chat, and nothing was moved.
+// ErrTaken is Adopt's error when the chat has media or claude state already (a
+// directory that is not empty): it is no brand-new chat, and nothing was moved.
 var ErrTaken = errors.New("the chat has directories of its own already")
 
 // Dirs are one spare's directories. Media's base name is what the sandbox shows under
@@ -55,7 +57,7 @@ func (d Dirs) Name() string { return filepath.Base(d.Media) }
 
 // Adopt gives d to the chat whose media directory is media (beside d.Media) and claude
 // state state: d.State, when the spare has one, and d.Media are renamed onto the chat's,
-// which must not exist (ErrTaken, and d stays as it was), and d.Media becomes a link to
+// which must be vacant (ErrTaken, and d stays as it was), and d.Media becomes a link to
 // the chat's media directory. Any other failure undoes what was done.
 func (d Dirs) Adopt(media, state string) error {
 	if filepath.Dir(media) != filepath.Dir(d.Media) {
@@ -71,7 +73,7 @@ func (d Dirs) Adopt(media, state string) error {
 	for _, mv := range [][2]string{{d.State, state}, {d.Media, media}} {
 		from, to := mv[0], mv[1]
 		if _, err := os.Lstat(from); errors.Is(err, fs.ErrNotExist) && from == d.State {
-			if _, err := os.Lstat(to); err == nil {
+			if !Vacant(to) {
 				return fail(ErrTaken)
 			}
 			continue
@@ -79,18 +81,39 @@ func (d Dirs) Adopt(media, state string) error {
 		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
 			return fail(err)
 		}
-		if err := renameNew(from, to); err != nil {
-			if errors.Is(err, fs.ErrExist) {
+		// rename(2) takes a directory's place only when it is empty, in one step: a
+		// file the host puts there meanwhile makes it fail, never lost.
+		if err := syscall.Rename(from, to); err != nil { // os.Rename refuses any directory there
+			if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR) {
 				err = ErrTaken
 			}
 			return fail(err)
 		}
-		undo = append(undo, func() { _ = renameNew(to, from) })
+		undo = append(undo, func() { _ = syscall.Rename(to, from) })
 	}
 	if err := os.Symlink(filepath.Base(media), d.Media); err != nil {
 		return fail(fmt.Errorf("link the spare's media path to the chat's: %w", err))
 	}
 	return nil
+}
+
+// Vacant tells whether path does not exist or is an empty directory: a chat's directory
+// a spare's may take the place of.
+func Vacant(path string) bool {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	return len(names) == 0 && errors.Is(err, io.EOF)
 }
 
 // Remove removes what d leaves once its process ended: the link a chat's adoption left,

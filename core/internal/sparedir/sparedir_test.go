@@ -112,6 +112,30 @@ func TestAdoptRefusesAChatWithDirectories(t *testing.T) {
 	}
 }
 
+// A chat whose directories are empty (the host made them ahead: agent.run_as) is
+// brand-new all the same: the spare's take their place.
+func TestAdoptTakesEmptyDirectories(t *testing.T) {
+	d, ws, stateDir := spare(t)
+	media, state := filepath.Join(ws, "media", "c"), filepath.Join(stateDir, "chats", "c")
+	for _, dir := range []string{media, state} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if !Vacant(dir) {
+			t.Fatalf("%s: an empty directory is not vacant", dir)
+		}
+	}
+	if err := d.Adopt(media, state); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(media, "made-by-claude.txt")); got != "spare" {
+		t.Errorf("the chat's media: %q", got)
+	}
+	if Vacant(media) || !Vacant(filepath.Join(ws, "none")) {
+		t.Error("Vacant")
+	}
+}
+
 // A spare without claude state of its own (claude has no config directory) moves only
 // its media; one whose media directory is gone is refused (its sandbox shows a removed
 // directory).
