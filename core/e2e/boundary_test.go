@@ -23,6 +23,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/anthropictest"
 )
 
@@ -414,7 +415,7 @@ func testSandboxManifest(t *testing.T, run sandboxRun) {
 	const hostSecret = "HOST-SECRET-TOKEN-5150"
 	h, _ := run.startHost(t, clOptions{
 		agent:   Attrs{"allowed_tools": []string{"Bash"}},
-		senders: []string{"u1", "u2", "u3"},
+		senders: []string{"u1", "u2", "u3", "u4", "u5"},
 		env:     []string{"TELEGRAM_BOT_TOKEN=" + hostSecret},
 		agents: []Agent{
 			{ID: "other", Attrs: Attrs{"workspace": "./other", "chats": []string{"lo:chat-u2"}}},
@@ -432,19 +433,23 @@ func testSandboxManifest(t *testing.T, run sandboxRun) {
 	data := filepath.Join(h.dir, "data")
 	repo := filepath.Join(h.dir, "repo")
 	runDir := filepath.Join(data, "run", "agent")
+	mainWritable := []string{filepath.Join(h.dir, "workspace") + "/", filepath.Join(data, "runner", "t") + "/"}
+	mainReadable := []string{filepath.Join(h.dir, "workspace") + "/", filepath.Join(data, "runner", "t") + "/", filepath.Join(data, "claude") + "/", filepath.Join(runDir, "agent.sock"), filepath.Join(runDir, "mcp-")}
+	mainCwd := func() string { return filepath.Join(h.dir, "workspace") }
 	for i, tc := range []struct {
 		sender string
 		cwd    func() string
 		// writable: where a write may reach the host; readable: which
 		// files of data_dir and the config's directory a tool may read.
 		writable, readable []string
+		// spare: the chat is the main agent's third brand-new one, answered by
+		// the spare claude its second started (with directories of its own).
+		spare bool
 	}{
-		{"u1", func() string { return filepath.Join(h.dir, "workspace") },
-			[]string{filepath.Join(h.dir, "workspace") + "/", filepath.Join(data, "runner", "t") + "/"},
-			[]string{filepath.Join(h.dir, "workspace") + "/", filepath.Join(data, "runner", "t") + "/", filepath.Join(data, "claude") + "/", filepath.Join(runDir, "agent.sock"), filepath.Join(runDir, "mcp-")}},
+		{sender: "u1", cwd: mainCwd, writable: mainWritable, readable: mainReadable},
 		{"u2", func() string { return filepath.Join(h.dir, "other") },
 			[]string{filepath.Join(h.dir, "other") + "/", filepath.Join(data, "runner", "t") + "/"},
-			[]string{filepath.Join(h.dir, "other") + "/", filepath.Join(data, "runner", "t") + "/", filepath.Join(data, "claude") + "/", filepath.Join(runDir, "agent.sock"), filepath.Join(runDir, "mcp-")}},
+			[]string{filepath.Join(h.dir, "other") + "/", filepath.Join(data, "runner", "t") + "/", filepath.Join(data, "claude") + "/", filepath.Join(runDir, "agent.sock"), filepath.Join(runDir, "mcp-")}, false},
 		{"u3", func() string {
 			m, _ := filepath.Glob(filepath.Join(repo, ".clawhost", "worktrees", "*"))
 			if len(m) != 1 {
@@ -456,12 +461,20 @@ func testSandboxManifest(t *testing.T, run sandboxRun) {
 				filepath.Join(repo, ".git", "refs", "heads", "clawhost"), filepath.Join(repo, ".git", "logs", "refs", "heads", "clawhost"), filepath.Join(repo, ".git", "worktrees") + "/",
 				filepath.Join(repo, "media", "lo_direct_u3")},
 			// The repository's checkout and .git: read-only (W says which parts write).
-			[]string{repo + "/", filepath.Join(data, "runner", "t") + "/", filepath.Join(data, "claude") + "/", filepath.Join(runDir, "agent.sock"), filepath.Join(runDir, "mcp-")}},
+			[]string{repo + "/", filepath.Join(data, "runner", "t") + "/", filepath.Join(data, "claude") + "/", filepath.Join(runDir, "agent.sock"), filepath.Join(runDir, "mcp-")}, false},
+		{sender: "u4", cwd: mainCwd, writable: mainWritable, readable: mainReadable},
+		{sender: "u5", cwd: mainCwd, writable: mainWritable, readable: mainReadable, spare: true},
 	} {
 		t.Run(tc.sender, func(t *testing.T) {
 			nonce := testNonce(t)
+			if tc.spare {
+				waitPool(t, h, "the main agent's spare claude", func(p admin.WarmPool) bool { return p.Spares == 1 })
+			}
 			h.fake.Enqueue(bashRun(manifestScript(nonce, h.dir))...)
 			h.say(tc.sender, "manifest")
+			if tc.spare {
+				waitPool(t, h, "the spare adopted", func(p admin.WarmPool) bool { return p.SparesAdopted == 1 })
+			}
 			if res := lpToolResult(t, h, 2*(i+1)); !strings.Contains(res, "manifest-done") {
 				t.Fatalf("the manifest script did not finish:\n%s", res)
 			}

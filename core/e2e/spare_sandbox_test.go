@@ -137,3 +137,20 @@ func textsOf(rs []clRecord) []string {
 	}
 	return out
 }
+
+// waitPool waits until the host's warm pool, as its status endpoint says it, is as ok
+// wants (the host runs with clOptions.status).
+func waitPool(t *testing.T, h *clHost, what string, ok func(admin.WarmPool) bool) {
+	t.Helper()
+	cfg, diags := config.Load(h.cfgPath)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	sdktest.WaitFor(t, what, func() error {
+		snap, err := fetchStatus(cfg)
+		if err != nil || snap.WarmPool == nil {
+			return sdktest.Saw(false, "status: %v", err)
+		}
+		return sdktest.Saw(ok(*snap.WarmPool), "pool %+v", *snap.WarmPool)
+	})
+}
