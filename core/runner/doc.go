@@ -84,7 +84,8 @@
 //	--tmpfs <each Config.Hide>        data_dir, the config file's directory, other
 //	                                  agents' workspaces — where a bound tree holds them
 //	--tmpfs <workspace>/media, --bind <workspace>/media/<TurnRequest.MediaDir>
-//	                                  only the chat's own attachments
+//	                                  only the chat's own attachments (a spare for
+//	                                  brand-new chats: its own, +spare-<id>, spare.go)
 //	worktree turns (TurnRequest.Dir): the workspace and its .git read-only; the
 //	                                  worktree writable but its .git file and .claude;
 //	                                  .git/objects, refs/heads/clawhost,
