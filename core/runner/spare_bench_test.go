@@ -24,12 +24,20 @@ import (
 // process was stopped (evicted: it resumes its session) and a new chat that starts
 // claude (no spare: TurnRequest.AdoptSpare unset) for reference. The spare is waited
 // for until its claude is idle (started and waiting for a prompt), as one is once the
-// previous new session's turn is some seconds past. Sandbox off: sandboxed, a spare
-// binds a chat's claude state and serves only that chat's next new session. Reported:
-// each one's p50 and spare-p50 ÷ warm-p50 (the goal: at most 1.3). Run with
-// -benchtime 5x or more.
-func BenchmarkNewSessionSpare(b *testing.B) {
-	e := newReal(b, func(c *Config) { c.Spare, c.Sandbox, c.WarmMemory = true, SandboxOff, NoWarmMemoryLimit })
+// previous new session's turn is some seconds past. Sandbox off; BenchmarkNewSessionSpare-
+// Sandboxed is the same with the sandbox on (a new chat there adopts the spare started with
+// directories of its own). Reported: each one's p50 and spare-p50 ÷ warm-p50 (the goal: at
+// most 1.3). Run with -benchtime 5x or more.
+func BenchmarkNewSessionSpare(b *testing.B) { benchNewSessionSpare(b, SandboxOff) }
+
+// BenchmarkNewSessionSpareSandboxed is BenchmarkNewSessionSpare with the sandbox on.
+func BenchmarkNewSessionSpareSandboxed(b *testing.B) {
+	needBwrap(b)
+	benchNewSessionSpare(b, SandboxAuto)
+}
+
+func benchNewSessionSpare(b *testing.B, sandbox string) {
+	e := newReal(b, func(c *Config) { c.Spare, c.Sandbox, c.WarmMemory = true, sandbox, NoWarmMemoryLimit })
 	ready := make(chan *proc, 4)
 	e.r.mu.Lock()
 	e.r.spares.ready = func(p *proc) { ready <- p }
@@ -53,18 +61,18 @@ func BenchmarkNewSessionSpare(b *testing.B) {
 		return text.Sub(start), res
 	}
 	newChat := func(key string, spare bool) TurnRequest {
-		return TurnRequest{Key: key, SessionID: uuid.NewString(), NewSession: true, AdoptSpare: spare, Prompt: "hello " + key}
+		return TurnRequest{Key: key, SessionID: uuid.NewString(), NewSession: true, AdoptSpare: spare, Prompt: "hello " + key, MediaDir: "m-" + key}
 	}
 	// The warm chat, and two new sessions alike: the spare starts after the second.
 	warmSID := uuid.NewString()
-	firstText(TurnRequest{Key: "warm", SessionID: warmSID, NewSession: true, AdoptSpare: true, Prompt: "warm up"})
+	firstText(TurnRequest{Key: "warm", SessionID: warmSID, NewSession: true, AdoptSpare: true, Prompt: "warm up", MediaDir: "m-warm"})
 	firstText(newChat("seed", true))
 	sp := <-ready
 	var warm, spare, evicted, cold []time.Duration
 	b.ResetTimer()
 	for i := range b.N {
 		waitIdle(b, sp.pid)
-		d, _ := firstText(TurnRequest{Key: "warm", SessionID: warmSID, Prompt: "warm " + strconv.Itoa(i)})
+		d, _ := firstText(TurnRequest{Key: "warm", SessionID: warmSID, Prompt: "warm " + strconv.Itoa(i), MediaDir: "m-warm"})
 		warm = append(warm, d)
 
 		d, res := firstText(newChat("new-"+strconv.Itoa(i), true))
@@ -85,7 +93,7 @@ func BenchmarkNewSessionSpare(b *testing.B) {
 		e.r.Stop(key)
 		waitGone(b, res.PID, 10*time.Second)
 		waitIdle(b, sp.pid)
-		d, res = firstText(TurnRequest{Key: key, SessionID: q.SessionID, Prompt: "back " + strconv.Itoa(i)})
+		d, res = firstText(TurnRequest{Key: key, SessionID: q.SessionID, Prompt: "back " + strconv.Itoa(i), MediaDir: q.MediaDir})
 		if res.Wait.Start != StartCold {
 			b.Fatalf("returning chat %d: start %q", i, res.Wait.Start)
 		}
