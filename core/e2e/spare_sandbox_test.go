@@ -18,7 +18,8 @@ import (
 // TestClaudeHostSpareNewChatSandboxed (issue 84, goal 2): with the sandbox on, a
 // brand-new chat's first message runs on the agent's spare claude, whose sandbox was
 // made before the chat was known, with directories of its own. Through the real
-// binary, the real CLI and the fake API, as root and with the host run as nobody:
+// binary, the real CLI and the fake API, as root (claude as root, and as nobody with
+// agent.run_as) and with the host run as nobody:
 //   - the attack, first: the spare's sandbox shows no chat's media, only its own
 //     directory — not the two chats whose new sessions started it;
 //   - a third person's first message is answered by the spare (its process and session);
@@ -31,13 +32,32 @@ import (
 func TestClaudeHostSpareNewChatSandboxed(t *testing.T) {
 	t.Parallel()
 	lpNeedBwrap(t)
-	t.Run("root", func(t *testing.T) { t.Parallel(); testSpareNewChatSandboxed(t, sandboxRun{}) })
-	t.Run("root, bwrap per start", func(t *testing.T) { t.Parallel(); testSpareNewChatSandboxed(t, sandboxRun{helper: "0"}) })
-	t.Run("nobody", func(t *testing.T) { t.Parallel(); testSpareNewChatSandboxed(t, sandboxRun{user: "nobody"}) })
+	t.Run("root", func(t *testing.T) { t.Parallel(); testSpareNewChatSandboxed(t, sandboxRun{}, false) })
+	t.Run("root, bwrap per start", func(t *testing.T) { t.Parallel(); testSpareNewChatSandboxed(t, sandboxRun{helper: "0"}, false) })
+	t.Run("nobody", func(t *testing.T) { t.Parallel(); testSpareNewChatSandboxed(t, sandboxRun{user: "nobody"}, false) })
+	t.Run("root, run_as nobody", func(t *testing.T) {
+		t.Parallel()
+		if os.Geteuid() != 0 {
+			t.Skip("run_as needs clawhost to run as root")
+		}
+		testSpareNewChatSandboxed(t, sandboxRun{}, true)
+	})
+	t.Run("root, run_as nobody, bwrap per start", func(t *testing.T) {
+		t.Parallel()
+		if os.Geteuid() != 0 {
+			t.Skip("run_as needs clawhost to run as root")
+		}
+		testSpareNewChatSandboxed(t, sandboxRun{helper: "0"}, true)
+	})
 }
 
-func testSpareNewChatSandboxed(t *testing.T, run sandboxRun) {
-	h, mode := run.startHost(t, clOptions{agent: Attrs{"allowed_tools": []string{"Bash"}}, senders: []string{"u1", "u2", "u3"}})
+func testSpareNewChatSandboxed(t *testing.T, run sandboxRun, runAs bool) {
+	o := clOptions{agent: Attrs{"allowed_tools": []string{"Bash"}}, senders: []string{"u1", "u2", "u3"}}
+	if runAs {
+		o.agent["run_as"] = "nobody"
+		o.setup = func(dir string) { lpPrepareRunAs(t, dir, filepath.Join(dir, "workspace")) }
+	}
+	h, mode := run.startHost(t, o)
 	if !strings.HasPrefix(mode, "bubblewrap") {
 		t.Fatalf("sandbox %q", mode)
 	}

@@ -278,10 +278,10 @@ func prepareRunAs(main *Config, agents map[string]*Config) error {
 	if !anyone {
 		return nil
 	}
-	// The state directory, the TMPDIRs' and the chats' claude state
+	// The state directory, the TMPDIRs', the chats' and the spares' claude state
 	// directories' parents stay the host's: each user passes through
 	// them to its own.
-	for _, d := range []string{main.StateDir, filepath.Join(main.StateDir, "t"), filepath.Join(main.StateDir, "chats")} {
+	for _, d := range []string{main.StateDir, filepath.Join(main.StateDir, "t"), filepath.Join(main.StateDir, "chats"), filepath.Join(main.StateDir, "spares")} {
 		if err := os.MkdirAll(d, 0o711); err != nil {
 			return fmt.Errorf("agent.run_as: %w", err)
 		}
