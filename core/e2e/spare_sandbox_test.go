@@ -62,17 +62,7 @@ func testSpareNewChatSandboxed(t *testing.T, run sandboxRun, runAs bool) {
 		t.Fatalf("sandbox %q", mode)
 	}
 	ws := filepath.Join(h.dir, "workspace")
-	cfg, diags := config.Load(h.cfgPath)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	pool := func() admin.WarmPool {
-		snap, err := fetchStatus(cfg)
-		if err != nil || snap.WarmPool == nil {
-			return admin.WarmPool{}
-		}
-		return *snap.WarmPool
-	}
+	pool := h.warmPool()
 	h.fake.Enqueue(anthropictest.Reply{Text: "Hello one."})
 	h.say("u1", "hello from one")
 	h.fake.Enqueue(anthropictest.Reply{Text: "Hello two."})
@@ -162,15 +152,26 @@ func textsOf(rs []clRecord) []string {
 // wants (the host runs with clOptions.status).
 func waitPool(t *testing.T, h *clHost, what string, ok func(admin.WarmPool) bool) {
 	t.Helper()
+	pool := h.warmPool()
+	sdktest.WaitFor(t, what, func() error {
+		p := pool()
+		return sdktest.Saw(ok(p), "pool %+v", p)
+	})
+}
+
+// warmPool reads the host's warm pool from its status endpoint (the host runs with
+// clOptions.status); the zero pool while the endpoint does not answer.
+func (h *clHost) warmPool() func() admin.WarmPool {
+	h.t.Helper()
 	cfg, diags := config.Load(h.cfgPath)
 	if diags.HasErrors() {
-		t.Fatal(diags)
+		h.t.Fatal(diags)
 	}
-	sdktest.WaitFor(t, what, func() error {
+	return func() admin.WarmPool {
 		snap, err := fetchStatus(cfg)
 		if err != nil || snap.WarmPool == nil {
-			return sdktest.Saw(false, "status: %v", err)
+			return admin.WarmPool{}
 		}
-		return sdktest.Saw(ok(*snap.WarmPool), "pool %+v", *snap.WarmPool)
-	})
+		return *snap.WarmPool
+	}
 }

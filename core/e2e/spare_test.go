@@ -11,7 +11,6 @@ import (
 
 	"github.com/clawhost/clawhost/core/admin"
 	"github.com/clawhost/clawhost/core/anthropictest"
-	"github.com/clawhost/clawhost/core/config"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
@@ -24,17 +23,7 @@ import (
 func TestClaudeHostSpareAdopted(t *testing.T) {
 	h := startClaudeHost(t, clOptions{status: true})
 	const chat = "chat-u1"
-	cfg, diags := config.Load(h.cfgPath)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	pool := func() admin.WarmPool {
-		snap, err := fetchStatus(cfg)
-		if err != nil || snap.WarmPool == nil {
-			return admin.WarmPool{}
-		}
-		return *snap.WarmPool
-	}
+	pool := h.warmPool()
 	say := func(text string) clRecord {
 		t.Helper()
 		m := h.mark()
@@ -151,17 +140,7 @@ func argOf(argv []string, flag string) string {
 // schedule_message call it makes lands in that person's chat only.
 func TestClaudeHostSpareNewChat(t *testing.T) {
 	h := startClaudeHost(t, clOptions{status: true, senders: []string{"u1", "u2", "u3"}, agent: Attrs{"sandbox": "off"}})
-	cfg, diags := config.Load(h.cfgPath)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	pool := func() admin.WarmPool {
-		snap, err := fetchStatus(cfg)
-		if err != nil || snap.WarmPool == nil {
-			return admin.WarmPool{}
-		}
-		return *snap.WarmPool
-	}
+	pool := h.warmPool()
 	h.ask("u1", "hello from one", 60*time.Second)
 	h.ask("u2", "hello from two", 60*time.Second)
 	spare, argv := waitSpare(t, h, pool, 3)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,30 +24,7 @@ func TestSpareSandboxedBrandNewChat(t *testing.T) {
 	ws, data := t.TempDir(), t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(ws, "media", "md"), 0o700))
 	must(t, os.WriteFile(filepath.Join(ws, "media", "md", "attachment.jpg"), nil, 0o600))
-	exe, err := os.Executable()
-	must(t, err)
-	r, err := New(Config{
-		Command: exe, Workspace: ws, StateDir: filepath.Join(data, "runner"), ConfigDir: filepath.Join(data, "claude"),
-		Env:  map[string]string{"FAKE_CLAUDE": "1"},
-		Hide: []string{data}, Sandbox: SandboxAuto, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond,
-		Spare: true, WarmMemory: NoWarmMemoryLimit,
-	}, nil)
-	must(t, err)
-	ready := make(chan *proc, 4)
-	r.mu.Lock()
-	r.spares.ready = func(p *proc) { ready <- p }
-	r.mu.Unlock()
-	closed := false
-	closeRunner := func() {
-		if closed {
-			return
-		}
-		closed = true
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = r.Close(ctx)
-	}
-	t.Cleanup(closeRunner)
+	r, ready, closeRunner := sandboxedSpares(t, ws, data)
 	tools := &recordingTools{dir: t.TempDir(), dropped: make(chan string, 8)}
 	turn := func(key, session, prompt string) Result {
 		t.Helper()
@@ -119,4 +97,34 @@ func TestSpareSandboxedBrandNewChat(t *testing.T) {
 			t.Errorf("chat c's %s: %v", p, err)
 		}
 	}
+}
+
+// sandboxedSpares is a runner of the fake claude, sandboxed, with spares, its workspace
+// ws and its state and claude's config under data; ready gets each spare put in the pool
+// (nil for one given up); stop closes it (once, also at the test's end).
+func sandboxedSpares(t *testing.T, ws, data string) (r *Runner, ready chan *proc, stop func()) {
+	t.Helper()
+	exe, err := os.Executable()
+	must(t, err)
+	r, err = New(Config{
+		Command: exe, Workspace: ws, StateDir: filepath.Join(data, "runner"), ConfigDir: filepath.Join(data, "claude"),
+		Env:  map[string]string{"FAKE_CLAUDE": "1", "FAKE_CLAUDE_STATE": filepath.Join(ws, "state")},
+		Hide: []string{data}, Sandbox: SandboxAuto, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond,
+		Spare: true, WarmMemory: NoWarmMemoryLimit,
+	}, nil)
+	must(t, err)
+	ready = make(chan *proc, 4)
+	r.mu.Lock()
+	r.spares.ready = func(p *proc) { ready <- p }
+	r.mu.Unlock()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = r.Close(ctx)
+		})
+	}
+	t.Cleanup(stop)
+	return r, ready, stop
 }

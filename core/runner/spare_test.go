@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -242,24 +241,7 @@ func TestSpareSandboxedKeyedOnChat(t *testing.T) {
 	for _, d := range []string{"media/tg/1", "media/tg/2", "state"} {
 		must(t, os.MkdirAll(filepath.Join(ws, d), 0o700))
 	}
-	exe, err := os.Executable()
-	must(t, err)
-	r, err := New(Config{
-		Command: exe, Workspace: ws, StateDir: filepath.Join(data, "runner"), ConfigDir: filepath.Join(data, "claude"),
-		Env:  map[string]string{"FAKE_CLAUDE": "1", "FAKE_CLAUDE_STATE": filepath.Join(ws, "state")},
-		Hide: []string{data}, Sandbox: SandboxAuto, Timeout: 10 * time.Second, KillGrace: 300 * time.Millisecond,
-		Spare: true, WarmMemory: NoWarmMemoryLimit,
-	}, nil)
-	must(t, err)
-	ready := make(chan *proc, 4)
-	r.mu.Lock()
-	r.spares.ready = func(p *proc) { ready <- p }
-	r.mu.Unlock()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = r.Close(ctx)
-	})
+	r, ready, _ := sandboxedSpares(t, ws, data)
 	// The agent tools are late-bound (each chat its own MCP config): sandboxed, the
 	// spare stays keyed on the chat all the same.
 	tools := &recordingTools{dir: t.TempDir(), dropped: make(chan string, 8)}
