@@ -18,12 +18,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/clawhost/clawhost/core/internal/sparedir"
-	"github.com/clawhost/clawhost/core/internal/tstime"
-
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/clawhost/clawhost/core/internal/sparedir"
 	"github.com/clawhost/clawhost/core/internal/tail"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/sandbox"
 )
 
