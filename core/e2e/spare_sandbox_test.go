@@ -22,7 +22,9 @@ import (
 // agent.run_as) and with the host run as nobody:
 //   - the attack, first: the spare's sandbox shows no chat's media, only its own
 //     directory — not the two chats whose new sessions started it;
-//   - a third person's first message is answered by the spare (its process and session);
+//   - a third person's first message, with an attachment, is answered by the spare (its
+//     process and session), and the attachment is carried over: named and read at the
+//     spare's path;
 //   - an attachment of that chat's, saved after the adoption, is named in the prompt at
 //     the path the sandbox shows, and claude reads it there;
 //   - a reply naming that path sends the chat's own file back, and another chat's reply
@@ -70,20 +72,28 @@ func testSpareNewChatSandboxed(t *testing.T, run sandboxRun, runAs bool) {
 	spare, argv := waitSpare(t, h, pool, 3)
 	spareSession := argOf(argv, "--session-id")
 
+	// The first message brings an attachment: saved before the turn in the chat's media
+	// directory, carried into the spare's when the chat adopts it.
 	before := h.fake.Count()
-	h.fake.Enqueue(bashRun("ls -A " + filepath.Join(ws, "media") + "; echo listed-media")...)
-	h.say("u3", "what do you see")
+	media := filepath.Join(ws, "media")
+	h.fake.Enqueue(bashRun("ls -A " + media + "; echo listed-media; cat " + media + "/*/*")...)
+	h.sayWith("u3", "what do you see", map[string]any{"media": []map[string]any{{"kind": "document", "ref": "data:the first note", "filename": "first.txt"}}})
 	if s := h.request(before+1, time.Second).Header.Get("x-claude-code-session-id"); s != spareSession {
 		t.Fatalf("the brand-new chat ran in session %s, the spare's is %s", s, spareSession)
 	}
 	if !alive(spare) {
 		t.Fatalf("the spare %d is gone: it did not answer", spare)
 	}
-	listing := strings.Fields(strings.TrimSuffix(strings.TrimSpace(lpToolResultWith(t, h, "listed-media")), "listed-media"))
+	out := lpToolResultWith(t, h, "listed-media")
+	listed, rest, _ := strings.Cut(out, "listed-media")
+	listing := strings.Fields(listed)
 	if len(listing) != 1 || !strings.HasPrefix(listing[0], "+spare-") {
 		t.Fatalf("the spare's sandbox shows %q under media, want its own directory only", listing)
 	}
 	own := listing[0]
+	if !strings.Contains(rest, "the first note") || !strings.Contains(h.request(before+1, time.Second).LastUserText(), filepath.Join(media, own)+"/") {
+		t.Fatalf("the first message's attachment, carried over: read %q; prompt %q", rest, h.request(before+1, time.Second).LastUserText())
+	}
 
 	before = h.fake.Count()
 	h.fake.Enqueue(bashRun("cat " + filepath.Join(ws, "media", own) + "/*; echo read-note")...)

@@ -109,11 +109,12 @@ func (r *Runner) spareIDOf(req TurnRequest) spareID {
 	return id
 }
 
-// brandNew tells whether req's chat has no media and no claude state yet (at most empty
-// directories), so a sandboxed spare's own may become its (sparedir.Adopt checks again,
-// in one step). Its media directory is one name under <workspace>/media, as a spare's.
+// brandNew tells whether req's chat has no claude state yet (at most an empty directory)
+// and at most the attachments of its first message, so a sandboxed spare's directories
+// may become its (sparedir.Adopt checks again, in one step). Its media directory is one
+// name under <workspace>/media, as a spare's.
 func (r *Runner) brandNew(c *Config, req TurnRequest) bool {
-	return req.MediaDir != "" && !strings.Contains(req.MediaDir, "/") && sparedir.Vacant(filepath.Join(c.Workspace, "media", req.MediaDir)) && sparedir.Vacant(chatStateDir(r.cfg.StateDir, req.Key))
+	return req.MediaDir != "" && !strings.Contains(req.MediaDir, "/") && sparedir.Carriable(filepath.Join(c.Workspace, "media", req.MediaDir)) && sparedir.Vacant(chatStateDir(r.cfg.StateDir, req.Key))
 }
 
 // lateTools is a spare's own host tools (TurnRequest.LateTools): the handle its MCP

@@ -17,13 +17,12 @@ import (
 // window on the chats it may serve); the brand-new chat that adopts it takes its
 // directories over — what claude wrote to its state is the chat's, an attachment the
 // host saves for the chat later is read at the path the prompt names — a chat that has
-// directories of its own does not adopt it, and when the processes end the spare's
-// leave no directory and the adopted one's only the chat's.
+// claude state of its own does not adopt it, one whose first message brought an
+// attachment does (the attachment carried into the spare's directory), and when the
+// processes end the spare's leave no directory and the adopted ones' only the chats'.
 func TestSpareSandboxedBrandNewChat(t *testing.T) {
 	needBwrap(t)
 	ws, data := t.TempDir(), t.TempDir()
-	must(t, os.MkdirAll(filepath.Join(ws, "media", "md"), 0o700))
-	must(t, os.WriteFile(filepath.Join(ws, "media", "md", "attachment.jpg"), nil, 0o600))
 	r, ready, closeRunner := sandboxedSpares(t, ws, data)
 	tools := &recordingTools{dir: t.TempDir(), dropped: make(chan string, 8)}
 	turn := func(key, session, prompt string) Result {
@@ -80,11 +79,19 @@ func TestSpareSandboxedBrandNewChat(t *testing.T) {
 	}
 
 	next := nextSpare() // the adoption's replacement
+	must(t, os.MkdirAll(filepath.Join(data, "runner", "chats", "d"), 0o700))
+	must(t, os.WriteFile(filepath.Join(data, "runner", "chats", "d", "own.jsonl"), nil, 0o600))
 	if res := turn("d", "", "sh:echo d"); res.Wait.Start == StartSpare || res.PID == next.pid {
-		t.Fatalf("chat d, which has a media directory, adopted the brand-new chats' spare")
+		t.Fatalf("chat d, which has claude state, adopted the brand-new chats' spare")
 	}
 	if _, err := os.Lstat(next.own.Media); err != nil {
 		t.Fatalf("the spare chat d did not adopt lost its directory: %v", err)
+	}
+	// Chat e's first message brought an attachment (saved before its turn): carried over.
+	must(t, os.MkdirAll(filepath.Join(ws, "media", "me"), 0o700))
+	must(t, os.WriteFile(filepath.Join(ws, "media", "me", "photo.txt"), []byte("e's photo"), 0o600))
+	if res := turn("e", "", "sh:cat "+filepath.Join(ws, "media", "me", "photo.txt")); res.Wait.Start != StartSpare || res.PID != next.pid || !strings.Contains(res.Text, "e's photo") {
+		t.Fatalf("chat e, its first message with an attachment: start %q pid %d (the spare %d) text %q", res.Wait.Start, res.PID, next.pid, res.Text)
 	}
 	closeRunner()
 	for _, p := range []string{sp.own.Media, next.own.Media, next.own.State} {
@@ -92,7 +99,7 @@ func TestSpareSandboxedBrandNewChat(t *testing.T) {
 			t.Errorf("%s outlives its process", p)
 		}
 	}
-	for _, p := range []string{filepath.Join(ws, "media", "mc", "photo.txt"), filepath.Join(data, "runner", "chats", "c", "c1")} {
+	for _, p := range []string{filepath.Join(ws, "media", "mc", "photo.txt"), filepath.Join(data, "runner", "chats", "c", "c1"), filepath.Join(ws, "media", "me", "photo.txt")} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("chat c's %s: %v", p, err)
 		}

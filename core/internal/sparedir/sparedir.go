@@ -5,7 +5,8 @@
 // state (<stateDir>/chats/<key>) when claude starts, and a spare starts before its chat
 // is known. So a spare gets directories of its own: <workspace>/media/+spare-<id> and
 // <stateDir>/spares/<id>. A bind mount follows the directory, not its name: renaming
-// them onto a chat that has neither yet (or empty directories, Vacant) makes them that chat's, and the sandbox, unchanged,
+// them onto a chat that has neither yet (or empty directories, Vacant; the attachments of
+// its first message are carried over first, Carriable) makes them that chat's, and the sandbox, unchanged,
 // shows claude the chat's state and attachments. Inside the sandbox the media keep the
 // spare's path; on the host that name becomes a link to the chat's directory, so a
 // path claude writes back (a MEDIA: line, send_file) resolves to the chat's own files.
@@ -57,8 +58,10 @@ func (d Dirs) Name() string { return filepath.Base(d.Media) }
 
 // Adopt gives d to the chat whose media directory is media (beside d.Media) and claude
 // state state: d.State, when the spare has one, and d.Media are renamed onto the chat's,
-// which must be vacant (ErrTaken, and d stays as it was), and d.Media becomes a link to
-// the chat's media directory. Any other failure undoes what was done.
+// which must be vacant (ErrTaken, and d stays as it was) — the chat's media directory
+// may hold the attachments of its first message (Carriable), which move into d.Media
+// first — and d.Media becomes a link to the chat's media directory. Any other failure
+// undoes what was done.
 func (d Dirs) Adopt(media, state string) error {
 	if filepath.Dir(media) != filepath.Dir(d.Media) {
 		return fmt.Errorf("the chat's media directory %s is not beside the spare's", media)
@@ -81,6 +84,13 @@ func (d Dirs) Adopt(media, state string) error {
 		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
 			return fail(err)
 		}
+		if from == d.Media {
+			back, err := carry(to, from)
+			undo = append(undo, back)
+			if err != nil {
+				return fail(err)
+			}
+		}
 		// rename(2) takes a directory's place only when it is empty, in one step: a
 		// file the host puts there meanwhile makes it fail, never lost.
 		if err := syscall.Rename(from, to); err != nil { // os.Rename refuses any directory there
@@ -95,6 +105,66 @@ func (d Dirs) Adopt(media, state string) error {
 		return fail(fmt.Errorf("link the spare's media path to the chat's: %w", err))
 	}
 	return nil
+}
+
+// maxCarried bounds the attachments Adopt carries from a chat's media directory into
+// the spare's (a first message's, or what an earlier unsandboxed claude of the chat
+// had): more, and the chat starts its own claude.
+const maxCarried = 16
+
+// Carriable tells whether path is Vacant or a directory of at most maxCarried completed
+// files (no download in progress, a .part), which Adopt carries into the spare's.
+func Carriable(path string) bool {
+	if Vacant(path) {
+		return true
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil || len(entries) > maxCarried {
+		return false
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), ".part") {
+			return false
+		}
+	}
+	return true
+}
+
+// carry moves the files of the chat's media directory from into the spare's, to, one
+// rename each; back moves them back. A download in progress, anything but a file or
+// more than maxCarried is ErrTaken (with what moved already moved back); a file arriving
+// after the listing makes the rename of the directory fail (it is not empty).
+func carry(from, to string) (back func(), err error) {
+	var moved []string
+	back = func() {
+		for _, n := range moved {
+			_ = os.Rename(filepath.Join(to, n), filepath.Join(from, n))
+		}
+	}
+	entries, err := os.ReadDir(from)
+	if errors.Is(err, fs.ErrNotExist) {
+		return back, nil
+	}
+	if err != nil {
+		return back, err
+	}
+	if len(entries) > maxCarried {
+		return back, ErrTaken
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if !e.Type().IsRegular() || strings.HasSuffix(n, ".part") {
+			return back, ErrTaken
+		}
+		if _, err := os.Lstat(filepath.Join(to, n)); !errors.Is(err, fs.ErrNotExist) {
+			return back, ErrTaken
+		}
+		if err := os.Rename(filepath.Join(from, n), filepath.Join(to, n)); err != nil {
+			return back, err
+		}
+		moved = append(moved, n)
+	}
+	return back, nil
 }
 
 // Vacant tells whether path does not exist or is an empty directory: a chat's directory

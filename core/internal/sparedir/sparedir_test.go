@@ -4,6 +4,7 @@ package sparedir
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -84,20 +85,39 @@ func TestAdoptMakesTheDirectoriesTheChats(t *testing.T) {
 	}
 }
 
-// A chat with a media directory or claude state of its own is not brand-new: it keeps
-// what it has, and the spare keeps its own, unmoved.
+// A chat with claude state of its own, a download in progress, a directory among its
+// media or more attachments than a first message brings is not brand-new: it keeps what
+// it has (a file carried already is carried back), and the spare keeps its own, unmoved.
 func TestAdoptRefusesAChatWithDirectories(t *testing.T) {
-	for _, has := range []string{"media", "state"} {
+	for _, has := range []string{"state", "download", "directory", "many"} {
 		t.Run(has, func(t *testing.T) {
 			d, ws, stateDir := spare(t)
 			media, state := filepath.Join(ws, "media", "tg_direct_42"), filepath.Join(stateDir, "chats", "tg:direct:42")
-			own := map[string]string{"media": filepath.Join(media, "own.jpg"), "state": filepath.Join(state, "own.jsonl")}[has]
+			own := filepath.Join(media, "a-first.jpg") // listed first: carried before the refusal
 			write(t, own, "the chat's")
+			switch has {
+			case "state":
+				write(t, filepath.Join(state, "own.jsonl"), "{}")
+			case "download":
+				write(t, filepath.Join(media, "b.jpg.part"), "half")
+			case "directory":
+				write(t, filepath.Join(media, "b", "x"), "x")
+			case "many":
+				for i := range maxCarried {
+					write(t, filepath.Join(media, fmt.Sprintf("b%d", i)), "x")
+				}
+			}
+			if has != "state" && Carriable(media) {
+				t.Errorf("%s: the chat's media are carriable", has)
+			}
 			if err := d.Adopt(media, state); !errors.Is(err, ErrTaken) {
 				t.Fatalf("Adopt: %v, want ErrTaken", err)
 			}
 			if got := read(t, own); got != "the chat's" {
 				t.Errorf("the chat's file: %q", got)
+			}
+			if _, err := os.Lstat(filepath.Join(d.Media, "a-first.jpg")); err == nil {
+				t.Error("the chat's file stayed in the spare's directory")
 			}
 			if got := read(t, filepath.Join(d.Media, "made-by-claude.txt")); got != "spare" {
 				t.Errorf("the spare's media: %q", got)
@@ -109,6 +129,28 @@ func TestAdoptRefusesAChatWithDirectories(t *testing.T) {
 				t.Errorf("the spare's media is no directory: %v", err)
 			}
 		})
+	}
+}
+
+// A brand-new chat's first message brought an attachment: it is carried into the
+// spare's directory, which becomes the chat's, and is there by either path.
+func TestAdoptCarriesTheFirstAttachments(t *testing.T) {
+	d, ws, stateDir := spare(t)
+	media, state := filepath.Join(ws, "media", "c"), filepath.Join(stateDir, "chats", "c")
+	write(t, filepath.Join(media, "1-0-photo.jpg"), "jpeg")
+	if !Carriable(media) {
+		t.Fatal("a first message's attachment is not carriable")
+	}
+	if err := d.Adopt(media, state); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(media, "1-0-photo.jpg"), filepath.Join(d.Media, "1-0-photo.jpg")} {
+		if got := read(t, p); got != "jpeg" {
+			t.Errorf("%s: %q", p, got)
+		}
+	}
+	if got := read(t, filepath.Join(media, "made-by-claude.txt")); got != "spare" {
+		t.Errorf("the spare's own file: %q", got)
 	}
 }
 
