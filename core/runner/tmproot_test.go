@@ -9,13 +9,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
 )
 
 // A host killed with -9 leaves its claudes' TMPDIRs under <state>/t. The next run must not
 // hand one of them to a new claude — the names repeat with the host's pid (a container's
-// host is pid 1 at every start) — and RemoveLeftovers removes them, not the run's own.
+// host is pid 1 at every start) — and RemoveLeftovers removes them, not the run's own. It
+// also removes what its spares left (core/internal/sparedir): a spare's directories, and
+// the link an adopted one leaves, never the chat's files.
 func TestTMPDIRsAnEarlierRunLeft(t *testing.T) {
-	state := t.TempDir()
+	state, ws := t.TempDir(), t.TempDir()
 	tdir := filepath.Join(state, "t")
 	old := time.Now().Add(-time.Hour)
 	plant := func(name string) string {
@@ -28,8 +31,19 @@ func TestTMPDIRsAnEarlierRunLeft(t *testing.T) {
 	// The names this process would use first, and another run's.
 	mine := plant(strconv.Itoa(os.Getpid()) + "-1")
 	other := plant("1-1")
+	spareMedia, spareState, adopted := filepath.Join(ws, "media", "+spare-aa"), filepath.Join(state, "spares", "aa"), filepath.Join(ws, "media", "+spare-bb")
+	chatFile := filepath.Join(ws, "media", "tg_direct_1", "photo.jpg")
+	for _, d := range []string{spareMedia, spareState, filepath.Dir(chatFile)} {
+		must(t, os.MkdirAll(d, 0o700))
+	}
+	must(t, os.WriteFile(chatFile, []byte("jpeg"), 0o600))
+	must(t, os.Symlink("tg_direct_1", adopted))
+	for _, d := range []string{spareMedia, spareState} {
+		must(t, os.Chtimes(d, old, old))
+	}
+	must(t, lchtimes(adopted, old))
 
-	r, err := New(Config{Command: "true", Workspace: t.TempDir(), StateDir: state}, nil)
+	r, err := New(Config{Command: "true", Workspace: ws, StateDir: state}, nil)
 	must(t, err)
 	tmp, serr := r.newTmpdir(&r.cfg)
 	if serr != nil {
@@ -46,10 +60,13 @@ func TestTMPDIRsAnEarlierRunLeft(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("RemoveLeftovers did not end")
 	}
-	for _, d := range []string{mine, other} {
-		if _, err := os.Stat(d); err == nil {
+	for _, d := range []string{mine, other, spareMedia, spareState, adopted} {
+		if _, err := os.Lstat(d); err == nil {
 			t.Errorf("%s is still there", d)
 		}
+	}
+	if _, err := os.Stat(chatFile); err != nil {
+		t.Errorf("the chat's attachment went with the link to it: %v", err)
 	}
 	if _, err := os.Stat(tmp); err != nil {
 		t.Errorf("the run's own TMPDIR went: %v", err)
@@ -104,4 +121,10 @@ func TestSpareTMPDIR(t *testing.T) {
 	if _, err := os.Stat(second); !os.IsNotExist(err) {
 		t.Fatalf("the spare TMPDIR after Close: %v", err)
 	}
+}
+
+// lchtimes sets a link's own times (not its target's).
+func lchtimes(path string, at time.Time) error {
+	ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
+	return unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW)
 }
