@@ -119,7 +119,7 @@ func warmPoolView(p runner.Pool) *admin.WarmPool {
 		return admin.FirstAnswer{Turns: l.Turns, P50: l.P50, P90: l.P90}
 	}
 	return &admin.WarmPool{MaxWarm: p.MaxWarm, WarmMemory: p.WarmMemory, Memory: p.Memory, Warm: p.Warm, Measured: p.Measured,
-		FirstAnswerWarm: answer(p.FirstAnswerWarm), FirstAnswerCold: answer(p.FirstAnswerCold), Spares: p.Spares, SparesAdopted: p.SparesAdopted}
+		FirstAnswerWarm: answer(p.FirstAnswerWarm), FirstAnswerCold: answer(p.FirstAnswerCold), Spares: p.Spares, SparesAdopted: p.SparesAdopted, SpareError: p.SpareError}
 }
 
 // engineName is the storage engine's name, "sqlite" when unset.

@@ -782,6 +782,14 @@ func TestStatusPageWarmPool(t *testing.T) {
 			t.Errorf("status.json lacks %s:\n%s", want, js)
 		}
 	}
+	if strings.Contains(body, "spare claude:") {
+		t.Error("the page shows a spare failure without one")
+	}
+	snap.WarmPool.SpareError = "agent main: could not start: bwrap failed"
+	s = start(t, Options{Source: &fakeSource{snap: snap}})
+	if _, body, _ := do(t, s, request{path: "/"}); !strings.Contains(body, `<p class="bad">spare claude: agent main: could not start: bwrap failed — new sessions start their own claude meanwhile`) {
+		t.Errorf("the page does not show the spare's failure:\n%s", body)
+	}
 	if got := (WarmPool{MaxWarm: 4}).Limits(); got != "at most 4 (max_warm)" {
 		t.Errorf("Limits %q", got)
 	}

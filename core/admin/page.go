@@ -114,11 +114,12 @@ func formatDuration(d time.Duration) string {
 // host (a millisecond of its start-up when it was a package variable).
 var pageTemplate = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("status").Funcs(template.FuncMap{
-		"join":    func(s []string) string { return strings.Join(s, ", ") },
-		"qrsrc":   qrSource,
-		"running": running,
-		"cost":    func(f float64) string { return fmt.Sprintf("$%.4f", f) },
-		"mb":      MB,
+		"join":        func(s []string) string { return strings.Join(s, ", ") },
+		"qrsrc":       qrSource,
+		"running":     running,
+		"cost":        func(f float64) string { return fmt.Sprintf("$%.4f", f) },
+		"mb":          MB,
+		"spareAction": func() string { return SpareAction },
 		"short": func(s string) string {
 			if r := []rune(s); len(r) > 8 {
 				return string(r[:8])
@@ -256,7 +257,7 @@ var pageTemplate = sync.OnceValue(func() *template.Template {
 {{else}}<p class="none">No sessions.</p>
 {{end}}
 <h2>Warm claude processes</h2>
-{{with .Snap.WarmPool}}<p class="meta">{{.Warm}} warm{{if .Spares}} ({{.Spares}} spare){{end}} holding <b>{{mb .Memory}}</b>{{if lt .Measured .Warm}} ({{.Measured}} measured){{end}}{{if .SparesAdopted}} · {{.SparesAdopted}} new sessions adopted a spare{{end}} · limit {{.Limits}} · time to first answer of a returning chat: warm <b>{{.FirstAnswerWarm}}</b>, cold <b>{{.FirstAnswerCold}}</b></p>
+{{with .Snap.WarmPool}}<p class="meta">{{.Warm}} warm{{if .Spares}} ({{.Spares}} spare){{end}} holding <b>{{mb .Memory}}</b>{{if lt .Measured .Warm}} ({{.Measured}} measured){{end}}{{if .SparesAdopted}} · {{.SparesAdopted}} new sessions adopted a spare{{end}} · limit {{.Limits}} · time to first answer of a returning chat: warm <b>{{.FirstAnswerWarm}}</b>, cold <b>{{.FirstAnswerCold}}</b></p>{{if .SpareError}}<p class="bad">spare claude: {{.SpareError}} — {{spareAction}}</p>{{end}}
 {{end}}{{if .Snap.Warm}}<table>
 <thead><tr><th>agent</th><th>session key</th><th>pid</th><th>memory</th></tr></thead>
 <tbody>

@@ -30,7 +30,13 @@ type WarmPool struct {
 	// since the start.
 	Spares        int `json:"spares"`
 	SparesAdopted int `json:"spares_adopted"`
+	// SpareError is why the latest spare could not be started or adopted, "" once
+	// one started since: new sessions start their own claude meanwhile (slower).
+	SpareError string `json:"spare_error,omitempty"`
 }
+
+// SpareAction is what the operator does about SpareError.
+const SpareAction = "new sessions start their own claude meanwhile (about a second slower); clawhost's log says more (\"spare claude\"): check agent.sandbox and agent.run_as can reach <data_dir>/runner/spares, or set agent.spare = false"
 
 // FirstAnswer is a time to first answer over the latest turns (up to 256).
 type FirstAnswer struct {

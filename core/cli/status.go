@@ -246,6 +246,9 @@ func writeMemory(b *strings.Builder, s admin.Snapshot) {
 		}
 		fmt.Fprintf(b, "warm claude: %d%s holding %s, limit %s\n", w.Warm, spare, admin.MB(w.Memory), w.Limits())
 		fmt.Fprintf(b, "first answer of a returning chat: warm %s; cold %s\n", w.FirstAnswerWarm, w.FirstAnswerCold)
+		if w.SpareError != "" {
+			fmt.Fprintf(b, "spare claude: FAILING: %s\n  to do: %s\n", w.SpareError, admin.SpareAction)
+		}
 	}
 }
 

@@ -73,6 +73,12 @@ func TestFormatStatusMemory(t *testing.T) {
 		"tg             telegram   ready          restarts 0, pid 11, 18.0 MB (3.0 MB private)\n",
 		"dc             discord    missing        restarts 0\n",
 	)
+	if strings.Contains(out, "spare claude") {
+		t.Errorf("a spare failure without one:\n%s", out)
+	}
+	// A spare that could not start is a failing state with what to do.
+	out = formatStatus(admin.Snapshot{StartedAt: now, WarmPool: &admin.WarmPool{SpareError: "agent main: could not start: bwrap: Can't find source path"}}, now)
+	statusHas(t, out, "spare claude: FAILING: agent main: could not start: bwrap: Can't find source path\n  to do: "+admin.SpareAction+"\n")
 }
 
 // TestFormatStatusSandbox: clawhost status says which sandbox claude runs

@@ -100,6 +100,9 @@ type Pool struct {
 	// session (Config.Spare); SparesStarted and SparesAdopted count those started and
 	// those a new session adopted since the runner started.
 	Spares, SparesStarted, SparesAdopted int
+	// SpareError is why the latest spare could not be started or adopted ("" once one
+	// started since): new sessions start their own claude meanwhile.
+	SpareError string
 }
 
 // Pool reports the warm pool's state.
@@ -114,7 +117,7 @@ func (r *Runner) Pool() Pool {
 			p.Spares++
 		}
 	}
-	p.SparesStarted, p.SparesAdopted = r.spares.started, r.spares.adopted
+	p.SparesStarted, p.SparesAdopted, p.SpareError = r.spares.started, r.spares.adopted, r.spares.failed
 	r.mu.Unlock()
 	p.FirstAnswerWarm, p.FirstAnswerCold = r.answers.summary()
 	return p

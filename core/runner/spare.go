@@ -79,6 +79,9 @@ type spareState struct {
 	alias map[string][2]string
 	// started and adopted count spares since New (Pool).
 	started, adopted int
+	// failed is why the latest spare could not be started or adopted, "" once one
+	// started after it (Pool.SpareError).
+	failed string
 	// ready, when set (tests), is called with each spare put in the pool or given up
 	// (nil), after Runner.mu is released.
 	ready func(*proc)
@@ -146,6 +149,7 @@ func (r *Runner) adoptSpareLocked(req TurnRequest, id spareID) (sp, gone *proc) 
 			return nil, nil // the chat made its own meanwhile: the spare waits for the next
 		case err != nil:
 			r.log.Warn("the agent's spare claude was not adopted: its directories could not be the chat's", "key", req.Key, "pid", sp.pid, "error", err)
+			r.spares.failed = "agent " + id.cfg.Name + ": the chat could not take the spare's directories: " + err.Error()
 			r.removeLocked(sp)
 			return nil, sp
 		}
@@ -154,6 +158,7 @@ func (r *Runner) adoptSpareLocked(req TurnRequest, id spareID) (sp, gone *proc) 
 	if sp.late != nil {
 		if err := req.LateTools.Bind(sp.late.handle); err != nil {
 			r.log.Warn("the agent's spare claude was not adopted: its tools could not be bound to the chat", "key", req.Key, "pid", sp.pid, "error", err)
+			r.spares.failed = "agent " + id.cfg.Name + ": its tools could not be bound to the chat: " + err.Error()
 			r.removeLocked(sp)
 			return nil, sp
 		}
@@ -292,6 +297,7 @@ func (r *Runner) startSpare(id spareID, tools []string, late LateTools) {
 	delete(r.spares.starting, agent)
 	ready := r.spares.ready
 	if err != nil {
+		r.spares.failed = "agent " + agent + ": could not start: " + truncate(err.Detail, 300)
 		r.mu.Unlock()
 		r.log.Warn("could not start the agent's spare claude", "agent", agent, "error", err.Detail)
 		if ready != nil {
@@ -312,6 +318,7 @@ func (r *Runner) startSpare(id spareID, tools []string, late LateTools) {
 	r.procs[sk] = p
 	r.armIdleLocked(p) // one no new session wanted for the idle timeout stops
 	r.spares.started++
+	r.spares.failed = ""
 	due := r.meter != nil && r.measureDueLocked(p)
 	r.mu.Unlock()
 	r.log.Debug("started a spare claude for the agent's next new session", "agent", agent, "pid", p.pid)

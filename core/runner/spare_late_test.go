@@ -150,6 +150,10 @@ func TestSpareLateToolsBindFails(t *testing.T) {
 	if res.Wait.Start == StartSpare || res.PID == sp.pid || res.SessionID != req.SessionID {
 		t.Fatalf("an unbound spare served the chat: start %q pid %d", res.Wait.Start, res.PID)
 	}
+	// The operator is told (the status page, clawhost status): Pool.SpareError.
+	if p := e.r.Pool(); !strings.Contains(p.SpareError, "no such process") {
+		t.Fatalf("the failed adoption is not the pool's SpareError: %+v", p)
+	}
 	select {
 	case h := <-f.dropped:
 		if h != sp.late.handle {
@@ -159,4 +163,8 @@ func TestSpareLateToolsBindFails(t *testing.T) {
 		t.Fatalf("the unbound spare's tools were not dropped: %s", f.log())
 	}
 	<-sp.exited
+	// The next spare started clears it.
+	if next := e.nextSpare(t); next == nil || e.r.Pool().SpareError != "" {
+		t.Fatalf("after a spare started again: %+v", e.r.Pool())
+	}
 }
