@@ -37,31 +37,11 @@ func TestClaudeHostSpareAdopted(t *testing.T) {
 	}
 	say("/new")
 	say("second conversation")
-	var spare int
-	sdktest.WaitFor(t, "the spare claude in the warm pool", func() error {
-		p := pool()
-		pids := h.claudePIDs()
-		if p.Spares == 1 && len(pids) == 2 {
-			// The spare is the one whose session the API never saw.
-			asked := map[string]bool{}
-			for n := 1; n <= h.fake.Count(); n++ {
-				asked[h.request(n, time.Second).Header.Get("x-claude-code-session-id")] = true
-			}
-			for _, pid := range pids {
-				argv := clCmdline(pid)
-				if i := slices.Index(argv, "--session-id"); i >= 0 && i+1 < len(argv) && !asked[argv[i+1]] {
-					spare = pid
-				}
-			}
-		}
-		return sdktest.Saw(p.Spares == 1 && spare != 0, "pool %+v, claude processes %v", p, pids)
-	})
-	argv := clCmdline(spare)
-	i := slices.Index(argv, "--session-id")
-	if i < 0 || i+1 >= len(argv) {
+	spare, argv := waitSpare(t, h, pool, 2)
+	spareSession := argOf(argv, "--session-id")
+	if spareSession == "" {
 		t.Fatalf("spare argv %q", argv)
 	}
-	spareSession := argv[i+1]
 	before := h.fake.Count()
 	say("/new")
 	got := say("third conversation")
@@ -98,8 +78,8 @@ func TestClaudeHostSpareAdopted(t *testing.T) {
 }
 
 // waitSpare waits for the host's spare claude (the status page counts one, and among
-// the claude processes, want in all, one runs a session the API never saw) and returns
-// its pid and argv.
+// the claude processes, want in all, the spare is the one whose session the API never
+// saw) and returns its pid and argv.
 func waitSpare(t *testing.T, h *clHost, pool func() admin.WarmPool, want int) (int, []string) {
 	t.Helper()
 	var spare int
