@@ -30,7 +30,8 @@ import (
 //   - a reply naming that path sends the chat's own file back, and another chat's reply
 //     naming it is refused (the host's link is no way into another chat's media);
 //   - the chat's claude, killed, resumes the spare's session from the chat's own claude
-//     state, and the spare's path is gone from the host.
+//     state, and the spare's path is gone from the host; so does the chat after the host
+//     itself was killed -9.
 func TestClaudeHostSpareNewChatSandboxed(t *testing.T) {
 	t.Parallel()
 	lpNeedBwrap(t)
@@ -147,6 +148,24 @@ func testSpareNewChatSandboxed(t *testing.T, run sandboxRun, runAs bool) {
 	}
 	if u := strings.Join(r.UserTexts(), "\n"); !strings.Contains(u, "what do you see") {
 		t.Fatalf("the resumed session lost the chat's conversation: %q", u)
+	}
+
+	// The host killed -9 (its claudes, the replacement spare among them, with it): after
+	// the restart the chat resumes the same session from its own claude state.
+	_ = h.cmd.Process.Signal(syscall.SIGKILL)
+	_ = h.cmd.Wait()
+	h.stopPoll()
+	<-h.pollDone
+	h.start()
+	before = h.fake.Count()
+	h.fake.Enqueue(anthropictest.Reply{Text: "Back again."})
+	h.say("u3", "and after a restart")
+	r = h.request(before+1, time.Second)
+	if s := r.Header.Get("x-claude-code-session-id"); s != spareSession {
+		t.Fatalf("after the host's kill -9 chat u3 ran in session %s, want the spare's %s", s, spareSession)
+	}
+	if u := strings.Join(r.UserTexts(), "\n"); !strings.Contains(u, "what do you see") || !strings.Contains(u, "are you still there") {
+		t.Fatalf("after the host's kill -9 the session lost the chat's conversation: %q", u)
 	}
 }
 
