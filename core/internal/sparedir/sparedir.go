@@ -5,14 +5,15 @@
 // state (<stateDir>/chats/<key>) when claude starts, and a spare starts before its chat
 // is known. So a spare gets directories of its own: <workspace>/media/+spare-<id> and
 // <stateDir>/spares/<id>. A bind mount follows the directory, not its name: renaming
-// them onto a chat that has neither yet (or empty directories, Vacant; the attachments of
-// its first message are carried over first, Carriable) makes them that chat's, and the sandbox, unchanged,
-// shows claude the chat's state and attachments. Inside the sandbox the media keep the
-// spare's path; on the host that name becomes a link to the chat's directory, so a
-// path claude writes back (a MEDIA: line, send_file) resolves to the chat's own files.
+// them onto a chat that has neither yet (or empty directories, Vacant; the attachments
+// of its first message are carried over first, Carriable) makes them that chat's, and
+// the sandbox, unchanged, shows claude the chat's state and attachments. Inside the
+// sandbox the media keep the spare's path; on the host that name becomes a link to the
+// chat's directory, so a path claude writes back (a MEDIA: line, send_file) resolves to
+// the chat's own files.
 //
-// No chat's directory name contains '+' (sessionkey.Dir), so no chat's directory is
-// ever taken for a spare's, and Sweep removes only what spares left behind.
+// No chat's directory name contains '+' (sessionkey.Dir writes it %2B), so no chat's
+// directory is ever taken for a spare's, and Sweep removes only what spares left.
 package sparedir
 
 import (
