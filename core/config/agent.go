@@ -261,14 +261,17 @@ type Agent struct {
 	// for its next new session (spare): a new chat, /new or a reset whose
 	// claude would start the same way (system prompt section, model, effort,
 	// permission mode, the chat's MCP config and tools, directory; with the
-	// sandbox on also the same chat, whose claude state and media are bound
-	// at the start) adopts it and answers without waiting for claude to
+	// sandbox on, either the same chat, whose claude state and media are
+	// bound at the start, or a brand-new chat, which takes over the spare's
+	// own directories) adopts it and answers without waiting for claude to
 	// start; another is started after. One is started after two new sessions
-	// alike in a row, or once one was adopted. It counts as a warm process in
-	// max_warm and warm_memory, starts only when it fits beside the warm ones
-	// without stopping any, is the first stopped to make room, stops after
-	// idle_timeout when no new session adopted it, and a reload that changes
-	// the agent's settings stops it. Default true.
+	// alike in a row (two brand-new chats, or one chat's), or once one was
+	// adopted. It counts as a warm process in max_warm and warm_memory,
+	// starts only when it fits beside the warm ones without stopping any, is
+	// the first stopped to make room, stops after idle_timeout when no new
+	// session adopted it, and a reload that changes the agent's settings
+	// stops it. One that cannot be started or adopted is a failing state in
+	// clawhost status and on the status page. Default true.
 	Spare *bool `hcl:"spare,optional"`
 
 	// MaxConcurrent caps turns running at once across all sessions and
