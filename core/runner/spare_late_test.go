@@ -63,6 +63,17 @@ func (c chatTools) Drop(h string) {
 	c.f.dropped <- h
 }
 
+// lateSpare is a runner with spares after two new chats with late-bound agent tools (f
+// records them), and the spare they left.
+func lateSpare(t *testing.T) (*spareEnv, *recordingTools, *proc) {
+	t.Helper()
+	e := newSpareFake(t, nil)
+	f := &recordingTools{dir: t.TempDir(), dropped: make(chan string, 8)}
+	mustOK(t, runTurn(t, e.r, lateSession(f, "a")), "echo: hi a")
+	mustOK(t, runTurn(t, e.r, lateSession(f, "b")), "echo: hi b")
+	return e, f, e.nextSpare(t)
+}
+
 // lateSession is a new session of chat key with its own per-chat MCP config and late
 // tools.
 func lateSession(f *recordingTools, key string) TurnRequest {
@@ -79,11 +90,7 @@ func lateSession(f *recordingTools, key string) TurnRequest {
 // own config) runs on the same process, and the spare's tools are dropped when it ends.
 func TestSpareLateToolsAdoptedByNewChat(t *testing.T) {
 	t.Parallel()
-	e := newSpareFake(t, nil)
-	f := &recordingTools{dir: t.TempDir(), dropped: make(chan string, 8)}
-	mustOK(t, runTurn(t, e.r, lateSession(f, "a")), "echo: hi a")
-	mustOK(t, runTurn(t, e.r, lateSession(f, "b")), "echo: hi b")
-	sp := e.nextSpare(t)
+	e, f, sp := lateSpare(t)
 	if sp == nil || sp.late == nil {
 		t.Fatalf("no spare with its own tools after two new chats (calls: %s)", f.log())
 	}
@@ -136,11 +143,7 @@ func TestSpareLateToolsAdoptedByNewChat(t *testing.T) {
 // tools dropped.
 func TestSpareLateToolsBindFails(t *testing.T) {
 	t.Parallel()
-	e := newSpareFake(t, nil)
-	f := &recordingTools{dir: t.TempDir(), dropped: make(chan string, 8)}
-	mustOK(t, runTurn(t, e.r, lateSession(f, "a")), "echo: hi a")
-	mustOK(t, runTurn(t, e.r, lateSession(f, "b")), "echo: hi b")
-	sp := e.nextSpare(t)
+	e, f, sp := lateSpare(t)
 	f.mu.Lock()
 	f.bindErr = errors.New("no such process")
 	f.mu.Unlock()
