@@ -120,7 +120,13 @@ func Carriable(path string) bool {
 		return true
 	}
 	entries, err := os.ReadDir(path)
-	if err != nil || len(entries) > maxCarried {
+	return err == nil && carriable(entries)
+}
+
+// carriable is the rule of Carriable on a directory's entries: at most maxCarried, each
+// a completed file (a download in progress is a .part).
+func carriable(entries []fs.DirEntry) bool {
+	if len(entries) > maxCarried {
 		return false
 	}
 	for _, e := range entries {
@@ -132,9 +138,9 @@ func Carriable(path string) bool {
 }
 
 // carry moves the files of the chat's media directory from into the spare's, to, one
-// rename each; back moves them back. A download in progress, anything but a file or
-// more than maxCarried is ErrTaken (with what moved already moved back); a file arriving
-// after the listing makes the rename of the directory fail (it is not empty).
+// rename each; back moves them back. Entries that are not carriable are ErrTaken, before
+// anything moved; a file arriving after the listing makes the rename of the directory
+// fail (it is not empty), and back undoes the moves.
 func carry(from, to string) (back func(), err error) {
 	var moved []string
 	back = func() {
@@ -149,14 +155,11 @@ func carry(from, to string) (back func(), err error) {
 	if err != nil {
 		return back, err
 	}
-	if len(entries) > maxCarried {
+	if !carriable(entries) {
 		return back, ErrTaken
 	}
 	for _, e := range entries {
 		n := e.Name()
-		if !e.Type().IsRegular() || strings.HasSuffix(n, ".part") {
-			return back, ErrTaken
-		}
 		if _, err := os.Lstat(filepath.Join(to, n)); !errors.Is(err, fs.ErrNotExist) {
 			return back, ErrTaken
 		}

@@ -87,13 +87,13 @@ func TestAdoptMakesTheDirectoriesTheChats(t *testing.T) {
 
 // A chat with claude state of its own, a download in progress, a directory among its
 // media or more attachments than a first message brings is not brand-new: it keeps what
-// it has (a file carried already is carried back), and the spare keeps its own, unmoved.
+// it has (its attachment is not moved), and the spare keeps its own, unmoved.
 func TestAdoptRefusesAChatWithDirectories(t *testing.T) {
 	for _, has := range []string{"state", "download", "directory", "many"} {
 		t.Run(has, func(t *testing.T) {
 			d, ws, stateDir := spare(t)
 			media, state := filepath.Join(ws, "media", "tg_direct_42"), filepath.Join(stateDir, "chats", "tg:direct:42")
-			own := filepath.Join(media, "a-first.jpg") // listed first: carried before the refusal
+			own := filepath.Join(media, "a-first.jpg")
 			write(t, own, "the chat's")
 			switch has {
 			case "state":
@@ -229,6 +229,30 @@ func TestRemoveAndSweep(t *testing.T) {
 	for _, p := range []string{chat, chatState} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("Sweep took a chat's %s: %v", p, err)
+		}
+	}
+}
+
+// What carry moved, back moves back: Adopt's undo when the directory's own rename fails
+// after it (a file arrived meanwhile).
+func TestCarryBack(t *testing.T) {
+	from, to := filepath.Join(t.TempDir(), "chat"), t.TempDir()
+	write(t, filepath.Join(from, "1-0-a.jpg"), "a")
+	write(t, filepath.Join(from, "1-1-b.jpg"), "b")
+	back, err := carry(from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(to, "1-0-a.jpg")); got != "a" {
+		t.Fatalf("carried: %q", got)
+	}
+	back()
+	for n, want := range map[string]string{"1-0-a.jpg": "a", "1-1-b.jpg": "b"} {
+		if got := read(t, filepath.Join(from, n)); got != want {
+			t.Errorf("%s after back: %q", n, got)
+		}
+		if _, err := os.Lstat(filepath.Join(to, n)); err == nil {
+			t.Errorf("%s stayed in the spare's directory", n)
 		}
 	}
 }
