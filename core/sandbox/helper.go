@@ -26,7 +26,8 @@ var Testing struct {
 	// Weaken names the defences the helper leaves out (a deliberately broken helper,
 	// to show the boundary tests fail without each defence): "signals", "dumpable",
 	// "caps", "cloexec", "dev", "reap", "ipc", "userns" (claude of a host not run as
-	// root started as the helper's root, in its user namespace).
+	// root started as the helper's root, in its user namespace); and "prepare", no
+	// start made ahead (zygoteprep_linux.go), a helper as it was before.
 	Weaken string
 	// HelperEnv is added to each helper's environment (ZYGOTE_WEAKEN for the test
 	// binary that is the helper).

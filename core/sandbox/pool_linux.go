@@ -117,7 +117,7 @@ func ProbeHelper(bwrap, exe string) error {
 
 // probeZygote starts a helper and one start of true in it, with no mounts.
 func probeZygote(bwrap, exe string) (*zygote, error) {
-	z, err := startZygote(bwrap, exe)
+	z, err := startZygote(bwrap, exe, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func HelperExecutable(exe string) string {
 
 // get is an idle sandbox of k's, or a new one; it makes a spare off the caller's path
 // when none is left.
-func (zp *Pool) get(k zygoteKey) (*zygote, error) {
+func (zp *Pool) get(k zygoteKey, u *zygoteUser) (*zygote, error) {
 	zp.mu.Lock()
 	var z *zygote
 	wait := time.NewTimer(zygoteEmptyingWait)
@@ -234,16 +234,16 @@ func (zp *Pool) get(k zygoteKey) (*zygote, error) {
 	zp.mu.Unlock()
 	if z == nil {
 		var err error
-		if z, err = startZygote(zp.bwrap, zp.exe); err != nil {
+		if z, err = startZygote(zp.bwrap, zp.exe, u); err != nil {
 			return nil, err
 		}
 	}
-	zp.goWork(func() { zp.refill(k) })
+	zp.goWork(func() { zp.refill(k, u) })
 	return z, nil
 }
 
 // refill starts a spare for k when k has none idle and none coming back.
-func (zp *Pool) refill(k zygoteKey) {
+func (zp *Pool) refill(k zygoteKey, u *zygoteUser) {
 	zp.mu.Lock()
 	if zp.closed || zp.filling[k] || len(zp.idle[k]) > 0 || zp.emptying[k] > 0 || zp.returning[k] > 0 {
 		zp.mu.Unlock()
@@ -252,7 +252,7 @@ func (zp *Pool) refill(k zygoteKey) {
 	zp.filling[k] = true
 	zp.started++
 	zp.mu.Unlock()
-	z, err := startZygote(zp.bwrap, zp.exe)
+	z, err := startZygote(zp.bwrap, zp.exe, u)
 	zp.mu.Lock()
 	zp.filling[k] = false
 	if err != nil {
@@ -397,7 +397,7 @@ func (zp *Pool) Start(c Cmd) (*Started, error) {
 		req.User = &zygoteUser{UID: cr.Uid, GID: cr.Gid, Groups: cr.Groups}
 	}
 	k := zygoteKeyOf(c.Agent, c.User)
-	z, err := zp.get(k)
+	z, err := zp.get(k, req.User)
 	if err != nil {
 		return nil, err
 	}
@@ -430,7 +430,7 @@ func (zp *Pool) Start(c Cmd) (*Started, error) {
 		// An idle sandbox that ended while it waited (killed from outside): once more in
 		// a new one.
 		z.stop()
-		if z, err = zp.get(k); err != nil {
+		if z, err = zp.get(k, req.User); err != nil {
 			serr = err
 		} else {
 			run, serr = z.run(req, inR, outW, errW)
@@ -448,7 +448,7 @@ func (zp *Pool) Start(c Cmd) (*Started, error) {
 		errR.Close()
 	}()
 	if zp.log.IsDebug() { // helperPID reads /proc the first time
-		zp.log.Debug("claude starts in a recycled sandbox", "agent", c.Agent, "pid", run.PID(), "helper", z.helperPID())
+		zp.log.Debug("claude starts in a recycled sandbox", "agent", c.Agent, "pid", run.PID(), "helper", z.helperPID(), "prepared", run.prepared)
 	}
 	return &Started{Process: &recycledProc{zygoteProc: run, zp: zp, k: k, z: z}, Stdin: inW, Stdout: outR}, nil
 }

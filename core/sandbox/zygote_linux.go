@@ -85,6 +85,8 @@ type zygoteReply struct {
 	Err   string `json:"err,omitempty"`
 	Exit  *int   `json:"exit,omitempty"`
 	Clean bool   `json:"clean,omitempty"`
+	// Prepared, with a start's result: the start was made ahead (zygoteprep_linux.go).
+	Prepared bool `json:"prepared,omitempty"`
 }
 
 // weakened reports whether the helper leaves the defence what out (Testing.Weaken).
@@ -105,6 +107,9 @@ func init() {
 // ZygoteMain is the sandbox helper; it returns the process's exit status. It must run as
 // the init of bubblewrap's pid namespace with the host's socket at descriptor 3.
 func ZygoteMain() int {
+	if len(os.Args) == 3 && os.Args[2] == preparedArg {
+		return preparedExec()
+	}
 	if len(os.Args) > 2 {
 		return confinedExec(os.Args[2:])
 	}
@@ -163,8 +168,14 @@ func ZygoteMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper: the host's socket:", err)
 		return 2
 	}
-	z := &zygoteServer{conn: conn, child: make(chan os.Signal, 1)}
+	user, err := parseZygoteUser(os.Getenv(zygoteUserEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
+		return 2
+	}
+	z := &zygoteServer{conn: conn, child: make(chan os.Signal, 1), user: user}
 	signal.Notify(z.child, syscall.SIGCHLD)
+	z.prepareNext()
 	// Served off the main thread, which stays parked here (see init).
 	served := make(chan error, 1)
 	go func() { served <- z.serve() }()
@@ -182,7 +193,21 @@ type zygoteServer struct {
 	child chan os.Signal // SIGCHLD: a process of the namespace ended (exitOf)
 
 	mu      sync.Mutex
-	running int // claude's pid while it runs or its leftovers are being ended; 0 when clean
+	running int            // claude's pid while it runs or its leftovers are being ended; 0 when clean
+	next    *preparedStart // the next start, made ahead (zygoteprep_linux.go); nil: none
+	user    *zygoteUser    // the last start's (or zygoteUserEnv's) user, whom the next is prepared for
+}
+
+// prepareNext makes the next start ahead, for the last start's user, unless one is made.
+func (z *zygoteServer) prepareNext() {
+	if weakened("prepare") {
+		return
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.next == nil && z.running == 0 {
+		z.next = prepare(z.user)
+	}
 }
 
 func (z *zygoteServer) reply(r zygoteReply, fds ...int) error {
@@ -238,28 +263,39 @@ func (z *zygoteServer) start(req zygoteRequest, fds []int) {
 		_ = z.reply(zygoteReply{Err: fmt.Sprintf("a start needs 3 descriptors, got %d", len(fds))})
 		return
 	}
-	type started struct {
-		pid, pidfd, tid int
-		err             error
+	z.mu.Lock()
+	p := z.next
+	z.next, z.user = nil, req.User
+	z.mu.Unlock()
+	if p != nil && !sameUser(p.user, req.User) {
+		close(p.take)
+		p = nil
 	}
-	done := make(chan started, 1)
-	go func() {
-		// Never unlocked: the thread, with its mount namespace and its dropped
-		// capabilities, ends with this goroutine.
-		runtime.LockOSThread()
-		tid := unix.Gettid()
-		pid, pidfd, err := zygoteStart(req, fds)
-		done <- started{pid, pidfd, tid, err}
-	}()
-	s := <-done
+	var s started
+	if p != nil {
+		p.take <- startOrder{req, fds}
+		s = <-p.done
+	} else {
+		done := make(chan started, 1)
+		go func() {
+			// Never unlocked: the thread, with its mount namespace and its dropped
+			// capabilities, ends with this goroutine.
+			runtime.LockOSThread()
+			tid := unix.Gettid()
+			pid, pidfd, err := zygoteStart(req, fds)
+			done <- started{pid: pid, pidfd: pidfd, tid: tid, err: err}
+		}()
+		s = <-done
+	}
 	if s.err != nil {
 		_ = z.reply(zygoteReply{Err: s.err.Error()})
+		z.prepareNext()
 		return
 	}
 	z.mu.Lock()
 	z.running = s.pid
 	z.mu.Unlock()
-	_ = z.reply(zygoteReply{PID: s.pid}, s.pidfd)
+	_ = z.reply(zygoteReply{PID: s.pid, Prepared: s.prepared}, s.pidfd)
 	_ = unix.Close(s.pidfd)
 	go z.reap(s.pid, s.tid)
 }
@@ -285,6 +321,7 @@ func (z *zygoteServer) reap(pid, tid int) {
 	z.mu.Lock()
 	z.running = 0
 	z.mu.Unlock()
+	z.prepareNext()
 	_ = z.reply(zygoteReply{Clean: true})
 }
 
@@ -324,51 +361,72 @@ func closeSources(srcs []int) {
 }
 
 // zygoteStart is one start on the calling, locked thread: a mount namespace of its own
-// with req's mounts, /dev read-only and a fresh /dev/shm; the thread's capabilities
-// dropped (bounding set, no new privileges, and — as root — none effective: the command
-// this thread execs has none); then the fork and exec. It returns claude's pid and pidfd.
+// with req's mounts (zygoteView), the thread's capabilities limited (zygoteLimit), then
+// the fork and exec (zygoteFork). It returns claude's pid and pidfd.
 func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 	if err := zygoteUnshare(); err != nil {
 		return 0, 0, err
 	}
-	srcs, err := zygoteSources(req.Mounts)
+	if err := zygoteView(req); err != nil {
+		return 0, 0, err
+	}
+	attr, err := zygoteLimit(req.User)
 	if err != nil {
 		return 0, 0, err
+	}
+	return zygoteFork(req, fds, attr)
+}
+
+// zygoteView makes claude's view in the calling thread's mount namespace (zygoteUnshare's):
+// req's mounts, /dev read-only and a fresh /dev/shm, on a root of its own.
+func zygoteView(req zygoteRequest) error {
+	srcs, err := zygoteSources(req.Mounts)
+	if err != nil {
+		return err
 	}
 	defer closeSources(srcs)
 	// claude's root: an empty tmpfs (mounted over the helper's /tmp, in this start's
 	// namespace alone) that gets the start's mounts, /dev and /proc, then becomes the
 	// root; the helper's view (the host's whole tree, read-only) is detached.
 	if err := unix.Mount("tmpfs", zygoteStage, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
-		return 0, 0, fmt.Errorf("root: %w", err)
+		return fmt.Errorf("root: %w", err)
 	}
 	mps := make(mountPoints, 2*len(req.Mounts)+4)
 	mps[zygoteStage] = true
 	if err := zygoteDevProc(mps); err != nil {
-		return 0, 0, err
+		return err
 	}
 	for i, m := range req.Mounts {
 		m.Path = zygoteStage + m.Path
 		if err := zygoteMountOne(m, srcs[i], mps); err != nil {
-			return 0, 0, fmt.Errorf("mount %s: %w", strings.TrimPrefix(m.Path, zygoteStage), err)
+			return fmt.Errorf("mount %s: %w", strings.TrimPrefix(m.Path, zygoteStage), err)
 		}
 	}
-	if err := zygotePivot(); err != nil {
-		return 0, 0, err
-	}
-	attr, err := zygoteLimit(req)
-	if err != nil {
-		return 0, 0, err
-	}
-	pidfd := -1
-	attr.PidFD = &pidfd
+	return zygotePivot()
+}
+
+// claudePath is req's claude as a path: its argv[0], looked up in the helper's PATH
+// when it names no directory.
+func claudePath(req zygoteRequest) (string, error) {
 	path := req.Argv[0]
 	if !strings.Contains(path, "/") {
 		p, err := exec.LookPath(path)
 		if err != nil {
-			return 0, 0, fmt.Errorf("start %s: %w", path, err)
+			return "", fmt.Errorf("start %s: %w", path, err)
 		}
 		path = p
+	}
+	return path, nil
+}
+
+// zygoteFork starts claude for req, with fds as its stdin, stdout and stderr, from the
+// calling thread (whose view zygoteView made) with attr (zygoteLimit's).
+func zygoteFork(req zygoteRequest, fds []int, attr *syscall.SysProcAttr) (int, int, error) {
+	pidfd := -1
+	attr.PidFD = &pidfd
+	path, err := claudePath(req)
+	if err != nil {
+		return 0, 0, err
 	}
 	// claude is started through the helper's own binary (/proc/self/exe, a link the
 	// kernel resolves whatever the mounts show), which, in claude's user namespace,
@@ -397,7 +455,7 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 // host not run as root — the host's user (asHostUser). No capability claude holds is
 // one of the host's namespace: open_by_handle_at and every other check the kernel
 // makes against the initial namespace fails.
-func zygoteLimit(req zygoteRequest) (*syscall.SysProcAttr, error) {
+func zygoteLimit(user *zygoteUser) (*syscall.SysProcAttr, error) {
 	if !weakened("caps") {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return nil, fmt.Errorf("no new privileges: %w", err)
@@ -405,14 +463,14 @@ func zygoteLimit(req zygoteRequest) (*syscall.SysProcAttr, error) {
 	}
 	attr := &syscall.SysProcAttr{Setpgid: true}
 	if weakened("userns") {
-		if u := req.User; u != nil {
+		if u := user; u != nil {
 			attr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
 		}
 		return attr, nil
 	}
-	switch u := req.User; {
+	switch u := user; {
 	case zygoteIDs != nil:
-		if err := asHostUser(attr, zygoteIDs, req); err != nil {
+		if err := asHostUser(attr, zygoteIDs, user); err != nil {
 			return nil, err
 		}
 	case u != nil:

@@ -42,14 +42,14 @@ func testZygote(t *testing.T, weaken string) *zygote {
 	bwrap := needZygote(t)
 	exe, err := os.Executable()
 	must(t, err)
-	if weaken != "" && os.Geteuid() != 0 {
+	if weaken != "" && weaken != "prepare" && os.Geteuid() != 0 {
 		// As any other user claude's own user namespace stands in the way of each
 		// attack too: the weakened helper leaves it out as well.
 		weaken += ",userns"
 	}
 	Testing.HelperEnv = []string{"ZYGOTE_WEAKEN=" + weaken}
 	t.Cleanup(func() { Testing.HelperEnv = nil })
-	z, err := startZygote(bwrap, exe)
+	z, err := startZygote(bwrap, exe, nil)
 	must(t, err)
 	t.Cleanup(z.stop)
 	return z
@@ -155,15 +155,19 @@ true`)
 			return plantThenLook(t, z, "sleep 1000 >/dev/null 2>&1 & setsid sleep 1000 >/dev/null 2>&1 & (sleep 1000 >/dev/null 2>&1 &) ; echo started", "for p in /proc/[0-9]*; do [ $p = /proc/1 ] || [ $p = /proc/$$ ] || echo $p; done")
 		}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.attack(t, testZygote(t, "")); got != "" {
-				t.Errorf("claude could: %s", got)
-			}
-			if got := tc.attack(t, testZygote(t, tc.weaken)); got == "" {
-				t.Errorf("against a helper without %q the attack did nothing: the test cannot fail", tc.weaken)
-			}
-		})
+	// Each start made ahead (zygoteprep_linux.go), and each made when asked.
+	for _, how := range []string{"", "prepare"} {
+		for _, tc := range cases {
+			t.Run(strings.TrimSpace(tc.name+" "+strings.ReplaceAll(how, "prepare", "unprepared")), func(t *testing.T) {
+				if got := tc.attack(t, testZygote(t, how)); got != "" {
+					t.Errorf("claude could: %s", got)
+				}
+				weaken := strings.Trim(tc.weaken+","+how, ",")
+				if got := tc.attack(t, testZygote(t, weaken)); got == "" {
+					t.Errorf("against a helper without %q the attack did nothing: the test cannot fail", weaken)
+				}
+			})
+		}
 	}
 }
 
@@ -187,6 +191,11 @@ func TestZygoteOneClaudeAtATime(t *testing.T) {
 	}
 	mnt, err := os.Readlink("/proc/" + strconv.Itoa(p.PID()) + "/ns/mnt")
 	must(t, err)
+	// Held open, the namespace keeps its number to the end of the test: the next
+	// start's namespace, made ahead once this one is clean, cannot take it.
+	held, err := os.Open("/proc/" + strconv.Itoa(p.PID()) + "/ns/mnt")
+	must(t, err)
+	defer held.Close()
 	if own, _ := os.Readlink("/proc/" + strconv.Itoa(z.helperPID()) + "/ns/mnt"); own == mnt {
 		t.Fatalf("claude runs in its helper's mount namespace %s", mnt)
 	}
@@ -337,7 +346,7 @@ func TestZygoteManyStarts(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan string, helpers*starts)
 	for h := range helpers {
-		z, err := startZygote(bwrap, exe)
+		z, err := startZygote(bwrap, exe, nil)
 		must(t, err)
 		t.Cleanup(z.stop)
 		wg.Add(1)
@@ -470,7 +479,7 @@ func TestZygoteSignalAfterRelease(t *testing.T) {
 // no new privileges.
 func TestZygoteRealHelperCaps(t *testing.T) {
 	bwrap := needZygote(t)
-	z, err := startZygote(bwrap, asnobody.ShippedHelper(t))
+	z, err := startZygote(bwrap, asnobody.ShippedHelper(t), nil)
 	must(t, err)
 	t.Cleanup(z.stop)
 	// Bnd: as root the five file-permission capabilities at most (0x1f); as any other

@@ -21,7 +21,8 @@ func confineSpec(req zygoteRequest) confine.Spec {
 			s.ReadOnly = append(s.ReadOnly, m.Path)
 		}
 	}
-	for _, w := range []string{"seccomp", "landlock", "caps", "keyring"} {
+	// "cloexec" for a prepared start (preparedExec), which closes its own descriptors.
+	for _, w := range []string{"seccomp", "landlock", "caps", "keyring", "cloexec"} {
 		if weakened(w) {
 			s.Weaken = append(s.Weaken, w)
 		}

@@ -59,8 +59,9 @@ type zygoteReplyFD struct {
 }
 
 // startZygote starts a helper: bwrap running exe (the clawhost binary, or a test binary
-// that calls ZygoteMain) with ZygoteArg.
-func startZygote(bwrap, exe string) (*zygote, error) {
+// that calls ZygoteMain) with ZygoteArg, for claudes run as user (agent.run_as; nil: the
+// host's user), for whom it prepares its first start (zygoteUserEnv).
+func startZygote(bwrap, exe string, user *zygoteUser) (*zygote, error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox helper socket: %w", err)
@@ -75,7 +76,11 @@ func startZygote(bwrap, exe string) (*zygote, error) {
 	}
 	args := append(append([]string{}, bw...), exe, ZygoteArg)
 	cmd := exec.Command(bwrap, args...)
-	cmd.Env = append(append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, ids...), Testing.HelperEnv...)
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	if user != nil {
+		env = append(env, zygoteUserEnv+"="+encodeZygoteUser(user))
+	}
+	cmd.Env = append(append(env, ids...), Testing.HelperEnv...)
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	conn, err := seqpacket.NewConn(pair[0], "sandbox-helper")
@@ -217,7 +222,7 @@ func (z *zygote) run(req zygoteRequest, stdin, stdout, stderr *os.File) (*zygote
 		}
 		return nil, fmt.Errorf("sandbox helper: %s", r.Err)
 	}
-	p := &zygoteProc{z: z, pidfd: r.fd, hostPID: proctree.OfPidfd(r.fd)}
+	p := &zygoteProc{z: z, pidfd: r.fd, hostPID: proctree.OfPidfd(r.fd), prepared: r.Prepared}
 	if p.hostPID == 0 {
 		p.hostPID = proctree.FirstChild(z.helperPID())
 	}
@@ -242,8 +247,9 @@ func (z *zygote) ended(err error) error {
 
 // zygoteProc is a claude started by a sandbox helper.
 type zygoteProc struct {
-	z       *zygote
-	hostPID int
+	z        *zygote
+	hostPID  int
+	prepared bool // the helper had made its start ahead (zygoteprep_linux.go)
 
 	// mu orders Signal against Release: a closed pidfd's number may be another's, and
 	// once released the helper may run another chat's claude, which a signal request

@@ -67,8 +67,8 @@ func hostIDsEnv() []string {
 // guard on file capabilities), which the thread alone keeps; setgroups is denied there
 // first. In its namespace claude is not root: its exec leaves it no capability, and with
 // no new privileges it gains none.
-func asHostUser(attr *syscall.SysProcAttr, ids *hostIDs, req zygoteRequest) error {
-	if req.User != nil {
+func asHostUser(attr *syscall.SysProcAttr, ids *hostIDs, user *zygoteUser) error {
+	if user != nil {
 		return errors.New("agent.run_as needs clawhost to run as root")
 	}
 	attr.Cloneflags |= unix.CLONE_NEWUSER

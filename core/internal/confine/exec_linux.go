@@ -175,6 +175,11 @@ func loadFilter() error {
 	return nil
 }
 
+// Warm does ahead what Apply otherwise does first: the syscall filter's program, built
+// once per process. A process that waits for its start (a sandbox's prepared start)
+// calls it while it waits.
+func Warm() { _, _ = program() }
+
 // State is what this kernel gives a sandbox: whether the filter loads (seccomp
 // filter mode), and Landlock's ABI version (0: none).
 func State() (seccompOK bool, landlockABI int) {

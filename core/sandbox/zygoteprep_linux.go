@@ -1,0 +1,292 @@
+//go:build linux
+
+package sandbox
+
+// A start prepared ahead (issue 84). Without it a recycled sandbox's start forks from its
+// thread the helper's own binary in claude's user namespace (confinedExec), which
+// confines itself and execs claude: a Go program's start on every claude's path, 1.2 ms
+// on a quiet machine and about 3.5 ms of a chat's first turn end to end on a busy one.
+// What of that does not depend on the start is now done while the sandbox is idle: a
+// thread of its own in a fresh mount namespace, and from it the helper's binary in
+// claude's user namespace, started and waiting (preparedExec). The start then makes the
+// mounts in that namespace, which the waiting process shares, pivots its root (which
+// moves the waiting process's root and directory too), and hands it the start: claude's
+// stdin, stdout and stderr, its directory, environment and argv, and what to confine
+// (confineSpec). It confines itself as confinedExec does and execs claude; its pid is
+// claude's. A prepared process that is gone when its start comes (killed from outside)
+// is replaced by the unprepared start, from the same thread and view.
+//
+// While it waits, the prepared process has done nothing but start: it holds no
+// descriptor but its socket to the helper and /dev/null, is not dumpable, and nothing
+// else runs in the sandbox (it is made after the last claude's leftovers are killed and
+// reaped). What claude gets is the same as an unprepared start gives it, which the
+// boundary and manifest tests hold for both.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/clawhost/clawhost/core/internal/confine"
+	"github.com/clawhost/clawhost/core/internal/seqpacket"
+	"golang.org/x/sys/unix"
+)
+
+// preparedArg, after ZygoteArg, runs the helper's binary as a prepared start.
+const preparedArg = "--prepared"
+
+// preparedFD is a prepared start's socket to its helper.
+const preparedFD = 3
+
+// zygoteUserEnv tells a helper the user its sandbox runs claude as (agent.run_as;
+// absent: the host's or root), as "uid:gid:group,group", so that it can prepare its
+// first start before it is asked (encodeZygoteUser). Later starts are prepared for the
+// user of the one before.
+const zygoteUserEnv = "CLAWHOST_SANDBOX_RUN_AS"
+
+// preparedEnv is a prepared process's own environment while it waits (claude's comes
+// with its start): one processor, no collection.
+var preparedEnv = []string{"GOMAXPROCS=1", "GOGC=off"}
+
+// started is a start's result on its thread: claude's pid and pidfd, and the thread.
+type started struct {
+	pid, pidfd, tid int
+	prepared        bool // by a prepared process
+	err             error
+}
+
+// startOrder is what a prepared start waits for: the request and claude's descriptors.
+type startOrder struct {
+	req zygoteRequest
+	fds []int
+}
+
+// preparedOrder is the start as the helper hands it to the prepared process.
+type preparedOrder struct {
+	Spec string   `json:"spec"` // confine.Spec, encoded
+	Path string   `json:"path"`
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	Dir  string   `json:"dir"`
+}
+
+// preparedStart is a start made ahead, on a locked thread that waits for it (take) and
+// ends with it.
+type preparedStart struct {
+	user  *zygoteUser
+	take  chan startOrder // closed: not wanted (discard)
+	done  chan started
+	pid   int // the prepared process
+	pidfd int
+	ctl   int // the helper's end of its socket
+}
+
+// prepare makes the next start ahead for user; nil when it could not (the start then
+// does it all).
+func prepare(user *zygoteUser) *preparedStart {
+	p := &preparedStart{user: user, take: make(chan startOrder), done: make(chan started, 1), pidfd: -1, ctl: -1}
+	ready := make(chan error, 1)
+	go func() {
+		// Never unlocked (start's thread, the same): the thread, in claude's mount
+		// namespace, ends with this goroutine.
+		runtime.LockOSThread()
+		if err := p.fork(); err != nil {
+			ready <- err
+			return
+		}
+		ready <- nil
+		o, ok := <-p.take
+		if !ok {
+			p.discard()
+			return
+		}
+		s := p.finish(o.req, o.fds)
+		s.tid = unix.Gettid()
+		p.done <- s
+	}()
+	if err := <-ready; err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox helper: prepare a start:", err)
+		return nil
+	}
+	return p
+}
+
+// fork is the start's part that does not depend on it: the thread's mount namespace, its
+// limits, and the helper's binary forked from it into claude's user namespace.
+func (p *preparedStart) fork() error {
+	if err := zygoteUnshare(); err != nil {
+		return err
+	}
+	attr, err := zygoteLimit(p.user)
+	if err != nil {
+		return err
+	}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pair[1])
+	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = unix.Close(pair[0])
+		return err
+	}
+	defer unix.Close(null)
+	attr.PidFD = &p.pidfd
+	// Its stderr is the helper's until its start gives it claude's.
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], ZygoteArg, preparedArg}, &syscall.ProcAttr{
+		Dir: "/", Env: preparedEnv, Files: []uintptr{uintptr(null), uintptr(null), 2, uintptr(pair[1])}, Sys: attr})
+	if err != nil {
+		_ = unix.Close(pair[0])
+		return fmt.Errorf("fork/exec: %w", err)
+	}
+	p.pid, p.ctl = pid, pair[0]
+	return nil
+}
+
+// finish makes req's view in the prepared namespace and hands the start over.
+func (p *preparedStart) finish(req zygoteRequest, fds []int) started {
+	if err := zygoteView(req); err != nil {
+		p.discard()
+		return started{err: err}
+	}
+	path, err := claudePath(req)
+	if err != nil {
+		p.discard()
+		return started{err: err}
+	}
+	b, err := json.Marshal(preparedOrder{Spec: confineSpec(req).Encode(), Path: path, Argv: req.Argv, Env: lastWins(req.Env), Dir: req.Dir})
+	if err == nil {
+		err = unix.Sendmsg(p.ctl, b, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
+	}
+	if err != nil {
+		// Gone while it waited: the unprepared start, from this thread and view.
+		p.discard()
+		attr, err := zygoteLimit(req.User)
+		if err != nil {
+			return started{err: err}
+		}
+		pid, pidfd, err := zygoteFork(req, fds, attr)
+		return started{pid: pid, pidfd: pidfd, err: err}
+	}
+	_ = unix.Close(p.ctl)
+	return started{pid: p.pid, pidfd: p.pidfd, prepared: true}
+}
+
+// discard ends the prepared process and reaps it.
+func (p *preparedStart) discard() {
+	// By its pidfd: once reaped elsewhere (the helper's own wait, when it ended while
+	// another start's claude ran) its pid could be another process's.
+	_ = unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
+	for {
+		if _, err := unix.Wait4(p.pid, nil, 0, nil); err != unix.EINTR {
+			break // reaped, or by the helper's own wait (ECHILD)
+		}
+	}
+	_ = unix.Close(p.ctl)
+	_ = unix.Close(p.pidfd)
+}
+
+// preparedExec is the helper's binary run as a prepared start (fork): it waits for its
+// start, takes claude's descriptors and directory, confines itself (confine.Exec) and
+// execs claude. It returns only on failure, or 0 when its helper discarded it.
+func preparedExec() int {
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	confine.Warm()
+	buf := make([]byte, 1<<20)
+	oob := make([]byte, unix.CmsgSpace(3*4))
+	var n, oobn int
+	var err error
+	for {
+		n, oobn, _, _, err = unix.Recvmsg(preparedFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil || n == 0 {
+		return 0 // the helper closed its end: not wanted
+	}
+	fds := seqpacket.ReceivedFDs(oob[:oobn])
+	var o preparedOrder
+	if err := json.Unmarshal(buf[:n], &o); err != nil || len(fds) != 3 {
+		fmt.Fprintf(os.Stderr, "sandbox helper: a prepared start got %d descriptors and %v\n", len(fds), err)
+		return 2
+	}
+	for i, fd := range fds { // each above preparedFD: 0 to 3 are taken
+		if err := unix.Dup3(fd, i, 0); err != nil {
+			fmt.Fprintln(os.Stderr, "sandbox helper: start claude:", err)
+			return 127
+		}
+	}
+	seqpacket.CloseAll(fds)
+	s, err := confine.DecodeSpec(o.Spec)
+	if err == nil {
+		err = unix.Chdir(o.Dir)
+	}
+	if err == nil && !slices.Contains(s.Weaken, "cloexec") {
+		// Its socket to the helper, and anything else, stays here.
+		err = unix.CloseRange(preparedFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	}
+	if err == nil {
+		err = confine.Exec(s, o.Path, o.Argv, o.Env)
+	}
+	fmt.Fprintln(os.Stderr, "sandbox helper: start claude:", err)
+	return 127
+}
+
+// sameUser reports whether a start for b may take a start prepared for a.
+func sameUser(a, b *zygoteUser) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.UID == b.UID && a.GID == b.GID && slices.Equal(a.Groups, b.Groups)
+}
+
+// encodeZygoteUser is u as zygoteUserEnv has it; "" for nil.
+func encodeZygoteUser(u *zygoteUser) string {
+	if u == nil {
+		return ""
+	}
+	gs := make([]string, len(u.Groups))
+	for i, g := range u.Groups {
+		gs[i] = strconv.FormatUint(uint64(g), 10)
+	}
+	return fmt.Sprintf("%d:%d:%s", u.UID, u.GID, strings.Join(gs, ","))
+}
+
+// parseZygoteUser is encodeZygoteUser's inverse; nil for "".
+func parseZygoteUser(v string) (*zygoteUser, error) {
+	if v == "" {
+		return nil, nil
+	}
+	parts := strings.Split(v, ":")
+	bad := fmt.Errorf("%s=%q is no uid:gid:groups", zygoteUserEnv, v)
+	if len(parts) != 3 {
+		return nil, bad
+	}
+	num := func(s string) (uint32, bool) {
+		n, err := strconv.ParseUint(s, 10, 32)
+		return uint32(n), err == nil
+	}
+	uid, ok1 := num(parts[0])
+	gid, ok2 := num(parts[1])
+	if !ok1 || !ok2 {
+		return nil, bad
+	}
+	u := &zygoteUser{UID: uid, GID: gid}
+	if parts[2] != "" {
+		for _, g := range strings.Split(parts[2], ",") {
+			n, ok := num(g)
+			if !ok {
+				return nil, bad
+			}
+			u.Groups = append(u.Groups, n)
+		}
+	}
+	return u, nil
+}

@@ -1,0 +1,135 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// helperChildren is the pids of the helper's children (any of its threads'), as the host
+// sees them.
+func helperChildren(t *testing.T, z *zygote) []int {
+	t.Helper()
+	files, _ := filepath.Glob("/proc/" + strconv.Itoa(z.helperPID()) + "/task/[0-9]*/children")
+	var pids []int
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, w := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(w); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// preparedRun is zygoteRun that also says whether the helper had made the start ahead.
+func preparedRun(t *testing.T, z *zygote, req zygoteRequest) (out string, prepared bool) {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	must(t, err)
+	defer f.Close()
+	devnull, err := os.Open(os.DevNull)
+	must(t, err)
+	defer devnull.Close()
+	p, err := z.run(req, devnull, f, f)
+	must(t, err)
+	defer p.Release()
+	if code := p.Wait(); code != 0 {
+		b, _ := os.ReadFile(f.Name())
+		t.Fatalf("exited %d: %s", code, b)
+	}
+	if after := zygoteAfter(t, z); after != "clean" {
+		t.Fatalf("the helper is %s", after)
+	}
+	b, err := os.ReadFile(f.Name())
+	must(t, err)
+	return string(b), p.prepared
+}
+
+// TestZygotePrepared: a helper makes each start ahead while it is idle — the first when it
+// starts, each next once the sandbox is clean — and a start takes it: claude runs as the
+// prepared process, with its own directory, environment and descriptors. A prepared
+// process killed while it waited, or made for another user, is not used: that start is
+// made as an unprepared one, and still runs.
+func TestZygotePrepared(t *testing.T) {
+	z := testZygote(t, "")
+	sh := func(script string) zygoteRequest {
+		return zygoteRequest{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/bin:/bin", "X=1", "X=2"}, Dir: "/usr", Mounts: zygoteSystem()}
+	}
+	const look = `echo "$(pwd) X=$X"; ls /proc/self/fd | tr '\n' ' '`
+	for i := range 2 {
+		out, prepared := preparedRun(t, z, sh(look))
+		if !prepared {
+			t.Fatalf("start %d was not made ahead", i+1)
+		}
+		// ls's own descriptor to the directory it lists is the 3.
+		if want := "/usr X=2\n0 1 2 3 "; out != want {
+			t.Fatalf("start %d: claude saw %q, want %q", i+1, out, want)
+		}
+	}
+
+	// Killed while it waits: the start is made without it.
+	var waiting []int
+	deadline := time.Now().Add(zygoteTimeout)
+	for waiting = helperChildren(t, z); len(waiting) != 1; waiting = helperChildren(t, z) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle helper's children: %v, want the prepared start alone", waiting)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	must(t, unix.Kill(waiting[0], unix.SIGKILL))
+	for !zombie(waiting[0]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed prepared start %d did not end", waiting[0])
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if out, prepared := preparedRun(t, z, sh("echo after")); prepared || out != "after\n" {
+		t.Fatalf("after the prepared start was killed: %q, prepared %v", out, prepared)
+	}
+	if _, prepared := preparedRun(t, z, sh("true")); !prepared {
+		t.Fatal("the start after that was not made ahead")
+	}
+
+	if os.Geteuid() != 0 {
+		return // agent.run_as needs a host run as root
+	}
+	nobody := sh("id -u")
+	nobody.User = &zygoteUser{UID: 65534, GID: 65534}
+	if out, prepared := preparedRun(t, z, nobody); prepared || out != "65534\n" {
+		t.Fatalf("a start for another user: %q, prepared %v", out, prepared)
+	}
+	if out, prepared := preparedRun(t, z, nobody); !prepared || out != "65534\n" {
+		t.Fatalf("the next start for that user: %q, prepared %v", out, prepared)
+	}
+}
+
+// zombie reports whether pid has ended and waits to be reaped.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	_, after, _ := strings.Cut(string(b), ") ")
+	return strings.HasPrefix(after, "Z")
+}
+
+func TestZygoteUserEnvRoundTrip(t *testing.T) {
+	for _, u := range []*zygoteUser{nil, {UID: 65534, GID: 65534}, {UID: 1000, GID: 100, Groups: []uint32{4, 27}}} {
+		got, err := parseZygoteUser(encodeZygoteUser(u))
+		if err != nil || !sameUser(got, u) {
+			t.Errorf("%+v: got %+v, %v", u, got, err)
+		}
+	}
+	for _, bad := range []string{"1", "1:2", "a:2:", "1:2:x", "1:2:3:4", "-1:2:"} {
+		if _, err := parseZygoteUser(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
