@@ -188,8 +188,11 @@ var views = map[string]string{
 // no other core package but core/internal's. core/sandbox is the runner's sandbox (the
 // launchers that start claude, the mount policy, the recycled sandboxes' helper): the
 // runner keeps sessions, processes and the warm pool, and starts each claude through it.
+// core/sandbox/helper is what runs inside a recycled sandbox (its init, each claude's
+// start, and the wire to it); core/sandbox's pool starts it and speaks to it.
 var mechanisms = map[string]string{
-	"core/runner": "core/sandbox",
+	"core/runner":  "core/sandbox",
+	"core/sandbox": "core/sandbox/helper",
 }
 
 // harnesses are test support packages: they may import "testing", and
@@ -550,6 +553,10 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"core/sandbox", "core/runner"},
 		{"core/config", "core/sandbox"},
 		{"core/sandbox", "core/config"},
+		// The helper runs inside the sandbox: it drives nothing of the host.
+		{"core/sandbox/helper", "core/sandbox"},
+		{"core/sandbox/helper", "core/runner"},
+		{"core/runner", "core/sandbox/helper"},
 		// A harness of a part is the part's own; a leaf's harness is a leaf.
 		{"core/pluginprobe/pluginprobetest", "core"},
 		{"core/config/configtest", "core/pluginprobe"},

@@ -54,7 +54,7 @@ func TestSandboxIdleHostHoldsNoHelper(t *testing.T) {
 }
 
 // hostHelpers are the host's descendants that run the sandbox helper (its bubblewrap and
-// the helper, whose argv names sandbox.ZygoteArg).
+// the helper, whose argv names helper.Arg).
 func hostHelpers(h *clHost) []int {
 	var out []int
 	for _, p := range descendants(h.cmd.Process.Pid, 3) {

@@ -63,7 +63,7 @@
 // Sandbox (sandbox.go): with Config.Sandbox = SandboxAuto and bubblewrap installed, claude
 // runs in a sandbox that grants, not hides: its root is an empty tmpfs of its own and only
 // what is listed is mounted into it (bwrapArgs per start; the recycled sandbox's start,
-// zygote_linux.go, builds the same root and pivots into it):
+// core/sandbox/helper, builds the same root and pivots into it):
 //
 //	--unshare-user --disable-userns --cap-drop ALL --seccomp 3
 //	  a user namespace of claude's own (its uid mapped to itself, root too), no capability,

@@ -21,6 +21,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/envfilter"
 	"github.com/clawhost/clawhost/core/internal/runas"
 	"github.com/clawhost/clawhost/core/sandbox"
+	"github.com/clawhost/clawhost/core/sandbox/helper"
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 )
@@ -50,9 +51,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FAKE_HOST") == "1" {
 		os.Exit(fakeHost())
 	}
-	if len(os.Args) >= 2 && os.Args[1] == sandbox.ZygoteArg {
-		sandbox.Testing.Weaken = os.Getenv("ZYGOTE_WEAKEN")
-		os.Exit(sandbox.ZygoteMain())
+	if len(os.Args) >= 2 && os.Args[1] == helper.Arg {
+		helper.Testing.Weaken = os.Getenv("ZYGOTE_WEAKEN")
+		os.Exit(helper.Main())
 	}
 	// The test binary is a helper (above), as clawhost's is: recycled sandboxes are
 	// the default here as there.

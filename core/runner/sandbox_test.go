@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/asnobody"
-	"github.com/clawhost/clawhost/core/sandbox"
+	"github.com/clawhost/clawhost/core/sandbox/helper"
 	"github.com/google/uuid"
 )
 
@@ -135,7 +135,7 @@ func testFakeSandbox(t *testing.T, recycled bool) {
 
 	if recycled {
 		// claude's parent is the agent's sandbox helper, not a bubblewrap of its own.
-		if pp := parentCmdline(t, r.Warm()["k"]); !strings.Contains(pp, sandbox.ZygoteArg) {
+		if pp := parentCmdline(t, r.Warm()["k"]); !strings.Contains(pp, helper.Arg) {
 			t.Errorf("claude's parent is %q, not the sandbox helper", pp)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clawhost/clawhost/core/sandbox"
+	"github.com/clawhost/clawhost/core/sandbox/helper"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
@@ -162,11 +163,11 @@ func TestZygoteIdleHostHoldsNoHelper(t *testing.T) {
 	}
 }
 
-// isHelper reports whether pid runs the sandbox helper (its argv[1] is sandbox.ZygoteArg).
+// isHelper reports whether pid runs the sandbox helper (its argv[1] is helper.Arg).
 func isHelper(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	args := strings.Split(string(b), "\x00")
-	return err == nil && len(args) >= 2 && args[1] == sandbox.ZygoteArg
+	return err == nil && len(args) >= 2 && args[1] == helper.Arg
 }
 
 // helperProcs are the sandbox helpers (and the bubblewraps that run them) among this test
@@ -190,7 +191,7 @@ func helperProcs(t *testing.T) []int {
 	var out []int
 	for pid := range parent {
 		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if !strings.Contains(string(cmd), sandbox.ZygoteArg) {
+		if !strings.Contains(string(cmd), helper.Arg) {
 			continue
 		}
 		for a := parent[pid]; a > 1; a = parent[a] {
@@ -383,7 +384,7 @@ exec `+real+` "$@"
 	}
 	res := runTurn(t, r, TurnRequest{Key: "k", SessionID: uuid.NewString(), NewSession: true, Prompt: "hi"})
 	mustOK(t, res, "echo: hi")
-	if pp := parentCmdline(t, r.Warm()["k"]); strings.Contains(pp, sandbox.ZygoteArg) {
+	if pp := parentCmdline(t, r.Warm()["k"]); strings.Contains(pp, helper.Arg) {
 		t.Errorf("claude runs under the helper: %q", pp)
 	}
 }

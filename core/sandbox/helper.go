@@ -15,20 +15,14 @@ const ZygoteEnv = "CLAWHOST_SANDBOX_HELPER"
 var helperBinary atomic.Bool
 
 // EnableSandboxHelper declares that the process's executable, run with the single argument
-// ZygoteArg, runs ZygoteMain: clawhost's main calls it, and then the runner starts
+// helper.Arg, runs helper.Main: clawhost's main calls it, and then the runner starts
 // sandboxed claudes in recycled sandboxes by default. Without it (a binary that embeds the
 // runner but is no helper, such as another package's test binary) only ZygoteEnv=1 does.
 func EnableSandboxHelper() { helperBinary.Store(true) }
 
-// Testing holds the switches tests set, in the test binary that is the helper and in the
-// host that starts it; production code never sets them.
+// Testing holds the switches tests set in the host that starts a helper; production code
+// never sets them. (The helper's own, what it leaves out: helper.Testing.)
 var Testing struct {
-	// Weaken names the defences the helper leaves out (a deliberately broken helper,
-	// to show the boundary tests fail without each defence): "signals", "dumpable",
-	// "caps", "cloexec", "dev", "reap", "ipc", "userns" (claude of a host not run as
-	// root started as the helper's root, in its user namespace); and "prepare", no
-	// start made ahead (zygoteprep_linux.go), a helper as it was before.
-	Weaken string
 	// HelperEnv is added to each helper's environment (ZYGOTE_WEAKEN for the test
 	// binary that is the helper).
 	HelperEnv []string

@@ -2,7 +2,7 @@ package sandbox
 
 // The sandbox's mount list, its mechanics: a Spec (the policy, sandbox.go) as
 // mounts in the order they are made, those that change nothing left out, and as
-// bubblewrap's argv. The recycled sandbox's start makes the same list (zygote_linux.go).
+// bubblewrap's argv. The recycled sandbox's start makes the same list (core/sandbox/helper).
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/clawhost/clawhost/core/internal/realpath"
+	"github.com/clawhost/clawhost/core/sandbox/helper"
 )
 
 // mount is one bwrap mount step.
@@ -22,11 +23,12 @@ type mount struct {
 	dir  bool   // what is mounted (src, else path) is a directory
 }
 
+// The steps, the order at one path (the helper makes them: core/sandbox/helper).
 const (
-	opHide = iota
-	opScratch
-	opBind
-	opReadOnly
+	opHide     = helper.OpHide
+	opScratch  = helper.OpScratch
+	opBind     = helper.OpBind
+	opReadOnly = helper.OpReadOnly
 )
 
 // bwrapArgs is bwrap's argv (without the command) for s, up to and

@@ -17,6 +17,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/confine"
 	"github.com/clawhost/clawhost/core/internal/runas"
+	"github.com/clawhost/clawhost/core/sandbox/helper"
 )
 
 // zygoteSpares is the fewest idle sandboxes an agent keeps: one made off the turn's path
@@ -53,7 +54,7 @@ func uidOf(u *runas.User) int64 {
 }
 
 // Pool is the Launcher of recycled sandboxes: it keeps each agent's idle sandboxes (one
-// sandbox helper each, zygote_linux.go) and starts claude in one.
+// sandbox helper each, core/sandbox/helper) and starts claude in one.
 type Pool struct {
 	bwrap, exe string
 	log        hclog.Logger
@@ -129,7 +130,7 @@ func probeZygote(bwrap, exe string) (*zygote, error) {
 	defer devnull.Close()
 	done := make(chan error, 1)
 	go func() {
-		p, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull)
+		p, err := z.run(helper.Request{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull)
 		if err != nil {
 			done <- err
 			return
@@ -201,7 +202,7 @@ func HelperExecutable(exe string) string {
 
 // get is an idle sandbox of k's, or a new one; it makes a spare off the caller's path
 // when none is left.
-func (zp *Pool) get(k zygoteKey, u *zygoteUser) (*zygote, error) {
+func (zp *Pool) get(k zygoteKey, u *helper.User) (*zygote, error) {
 	zp.mu.Lock()
 	var z *zygote
 	wait := time.NewTimer(zygoteEmptyingWait)
@@ -243,7 +244,7 @@ func (zp *Pool) get(k zygoteKey, u *zygoteUser) (*zygote, error) {
 }
 
 // refill starts a spare for k when k has none idle and none coming back.
-func (zp *Pool) refill(k zygoteKey, u *zygoteUser) {
+func (zp *Pool) refill(k zygoteKey, u *helper.User) {
 	zp.mu.Lock()
 	if zp.closed || zp.filling[k] || len(zp.idle[k]) > 0 || zp.emptying[k] > 0 || zp.returning[k] > 0 {
 		zp.mu.Unlock()
@@ -362,17 +363,17 @@ func (zp *Pool) cond() *sync.Cond {
 
 // zygoteMountsOf is s's mounts as a start request carries them: what bwrapArgs would
 // give bubblewrap per start.
-func zygoteMountsOf(s Spec) []zygoteMount {
-	var mounts []zygoteMount
+func zygoteMountsOf(s Spec) []helper.Mount {
+	var mounts []helper.Mount
 	for _, m := range prune(mountOrder(s, hostPaths), hostPaths) {
-		mounts = append(mounts, zygoteMount{Path: m.path, Src: m.src, Op: m.op, Dir: m.dir})
+		mounts = append(mounts, helper.Mount{Path: m.path, Src: m.src, Op: m.op, Dir: m.dir})
 	}
 	return mounts
 }
 
 // zygoteSystem is the mounts of a start that needs the system's programs and nothing
 // else (the helper's probe): the system's grants and scratch directories.
-func zygoteSystem() []zygoteMount {
+func zygoteSystem() []helper.Mount {
 	return zygoteMountsOf(Spec{readOnly: confine.SystemGrants(), scratch: confine.Scratch})
 }
 
@@ -391,10 +392,10 @@ func (zp *Pool) Start(c Cmd) (*Started, error) {
 		return nil, errors.New("a sandboxed start without its view")
 	}
 	s := *c.View
-	req := zygoteRequest{Argv: append([]string{c.Path}, c.Args...), Env: c.Env, Dir: cmp.Or(s.worktree, s.workspace), Mounts: zygoteMountsOf(s)}
+	req := helper.Request{Argv: append([]string{c.Path}, c.Args...), Env: c.Env, Dir: cmp.Or(s.worktree, s.workspace), Mounts: zygoteMountsOf(s)}
 	if u := c.User; u != nil {
 		cr := u.Credential()
-		req.User = &zygoteUser{UID: cr.Uid, GID: cr.Gid, Groups: cr.Groups}
+		req.User = &helper.User{UID: cr.Uid, GID: cr.Gid, Groups: cr.Groups}
 	}
 	k := zygoteKeyOf(c.Agent, c.User)
 	z, err := zp.get(k, req.User)

@@ -14,7 +14,7 @@ import (
 // together). A mount row gives paths for one start (paths) and how each is mounted (op):
 // SpecFor reads them, and both launchers mount what it returns. Any other row names the
 // kernel's part, and bwrap holds its flags: what PerStart's bubblewrap gets (BwrapArgs);
-// the recycled sandbox's helper makes the same namespaces itself (zygote_linux.go).
+// the recycled sandbox's helper makes the same namespaces itself (core/sandbox/helper).
 type Row struct {
 	Doc   string
 	op    int

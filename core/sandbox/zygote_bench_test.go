@@ -31,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/sandbox/helper"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,7 +43,7 @@ import (
 // its CPU time, in ns, to stdout.
 func zygoteSpike() int {
 	n, _ := strconv.Atoi(os.Getenv("ZYGOTE_SPIKE_N"))
-	var ms []zygoteMount
+	var ms []helper.Mount
 	if err := json.Unmarshal([]byte(os.Getenv("ZYGOTE_SPIKE_MOUNTS")), &ms); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -80,7 +81,7 @@ func zygoteSpike() int {
 // root), the mounts made, the thread's capabilities dropped (bounding set, no new
 // privileges, capset to none: the command, exec'd by this thread, has none), then the fork
 // and exec.
-func zygoteSpikeStart(ms []zygoteMount, dir string, argv []string) error {
+func zygoteSpikeStart(ms []helper.Mount, dir string, argv []string) error {
 	if len(ms) > 0 {
 		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
 			return fmt.Errorf("unshare: %w", err)
@@ -89,16 +90,8 @@ func zygoteSpikeStart(ms []zygoteMount, dir string, argv []string) error {
 			return fmt.Errorf("private: %w", err)
 		}
 	}
-	srcs, err := zygoteSources(ms)
-	if err != nil {
+	if err := helper.MountEach(ms); err != nil {
 		return err
-	}
-	defer closeSources(srcs)
-	mps := mountPoints{}
-	for i, m := range ms {
-		if err := zygoteMountOne(m, srcs[i], mps); err != nil {
-			return fmt.Errorf("%s: %w", m.Path, err)
-		}
 	}
 	for c := 0; ; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
@@ -163,7 +156,7 @@ func spikeSandboxed(tb testing.TB, c Policy, l Launch, path string, args []strin
 }
 
 // zygoteMounts is the mount list bwrap gets for l running exe, for the helper.
-func zygoteMounts(c Policy, l Launch, exe string) []zygoteMount {
+func zygoteMounts(c Policy, l Launch, exe string) []helper.Mount {
 	l.Exe = exe
 	return zygoteMountsOf(SpecFor(c, l))
 }
@@ -212,7 +205,7 @@ func BenchmarkSandboxZygote(b *testing.B) {
 	})
 	for _, tc := range []struct {
 		name   string
-		mounts []zygoteMount
+		mounts []helper.Mount
 	}{{"zygote-bare", nil}, {"zygote-mounts", spike}} {
 		b.Run(tc.name, func(b *testing.B) {
 			js, _ := json.Marshal(tc.mounts)
@@ -301,7 +294,7 @@ func zygoteSpikeSameView(t *testing.T, c Policy, l Launch) {
 	}
 
 	// The same probe as the real helper's start (the test binary, as the runner starts it).
-	out, code := zygoteRun(t, testZygote(t, ""), zygoteRequest{Argv: append(append([]string{"/bin/sh"}, probe...), paths...), Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir, Mounts: mounts})
+	out, code := zygoteRun(t, testZygote(t, ""), helper.Request{Argv: append(append([]string{"/bin/sh"}, probe...), paths...), Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir, Mounts: mounts})
 	if code != 0 {
 		t.Fatalf("helper: exit %d: %s", code, out)
 	}
@@ -387,7 +380,7 @@ func benchZygoteStarts(b *testing.B, exe, weaken string) {
 	var waits, ran []time.Duration
 	start := func() {
 		t0 := time.Now()
-		p, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: c.Workspace, Mounts: mounts}, devnull, devnull, devnull)
+		p, err := z.run(helper.Request{Argv: []string{"/bin/true"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: c.Workspace, Mounts: mounts}, devnull, devnull, devnull)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,22 +4,11 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
-	"os"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/clawhost/clawhost/core/internal/runas"
 )
-
-// ZygoteArg is the argument that makes the clawhost binary the sandbox helper; Linux-only.
-const ZygoteArg = "__sandbox-helper"
-
-// ZygoteMain is the sandbox helper, Linux-only (mount and pid namespaces).
-func ZygoteMain() int {
-	fmt.Fprintln(os.Stderr, "sandbox helper: Linux only")
-	return 2
-}
 
 // errLinuxOnly is every recycled sandbox's error here.
 var errLinuxOnly = errors.New("recycled sandboxes are Linux-only")

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/internal/asnobody"
+	"github.com/clawhost/clawhost/core/sandbox/helper"
 	"github.com/clawhost/clawhost/sdk/sdktest"
 )
 
@@ -60,11 +61,11 @@ func testZygote(t *testing.T, weaken string) *zygote {
 // it answered the start (a broken one the script killed at once).
 func zygoteSh(t *testing.T, z *zygote, script string) (string, int) {
 	t.Helper()
-	return zygoteRun(t, z, zygoteRequest{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Dir: "/", Mounts: zygoteSystem()})
+	return zygoteRun(t, z, helper.Request{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Dir: "/", Mounts: zygoteSystem()})
 }
 
 // zygoteRun is zygoteSh for any request.
-func zygoteRun(t *testing.T, z *zygote, req zygoteRequest) (string, int) {
+func zygoteRun(t *testing.T, z *zygote, req helper.Request) (string, int) {
 	t.Helper()
 	out, err := os.CreateTemp(t.TempDir(), "out")
 	must(t, err)
@@ -155,7 +156,7 @@ true`)
 			return plantThenLook(t, z, "sleep 1000 >/dev/null 2>&1 & setsid sleep 1000 >/dev/null 2>&1 & (sleep 1000 >/dev/null 2>&1 &) ; echo started", "for p in /proc/[0-9]*; do [ $p = /proc/1 ] || [ $p = /proc/$$ ] || echo $p; done")
 		}},
 	}
-	// Each start made ahead (zygoteprep_linux.go), and each made when asked.
+	// Each start made ahead (core/sandbox/helper), and each made when asked.
 	for _, how := range []string{"", "prepare"} {
 		for _, tc := range cases {
 			t.Run(strings.TrimSpace(tc.name+" "+strings.ReplaceAll(how, "prepare", "unprepared")), func(t *testing.T) {
@@ -183,7 +184,7 @@ func TestZygoteOneClaudeAtATime(t *testing.T) {
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	must(t, err)
 	defer devnull.Close()
-	p, err := z.run(zygoteRequest{Argv: []string{"/bin/cat"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, stdin, devnull, devnull)
+	p, err := z.run(helper.Request{Argv: []string{"/bin/cat"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, stdin, devnull, devnull)
 	must(t, err)
 	defer p.Release()
 	if p.PID() <= 1 {
@@ -199,7 +200,7 @@ func TestZygoteOneClaudeAtATime(t *testing.T) {
 	if own, _ := os.Readlink("/proc/" + strconv.Itoa(z.helperPID()) + "/ns/mnt"); own == mnt {
 		t.Fatalf("claude runs in its helper's mount namespace %s", mnt)
 	}
-	if _, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, stdin, devnull, devnull); err == nil || !strings.Contains(err.Error(), "already") {
+	if _, err := z.run(helper.Request{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, stdin, devnull, devnull); err == nil || !strings.Contains(err.Error(), "already") {
 		t.Fatalf("a second start while claude runs: %v", err)
 	}
 	stdinW.Close()
@@ -241,7 +242,7 @@ func TestZygoteEnvLastWins(t *testing.T) {
 	devnull, err := os.Open(os.DevNull)
 	must(t, err)
 	defer devnull.Close()
-	p, err := z.run(zygoteRequest{Argv: []string{"/usr/bin/env"}, Env: []string{"HOME=/root", "A=1", "HOME=/agent", "B=2", "NOVALUE"}, Dir: "/", Mounts: zygoteSystem()}, devnull, out, out)
+	p, err := z.run(helper.Request{Argv: []string{"/usr/bin/env"}, Env: []string{"HOME=/root", "A=1", "HOME=/agent", "B=2", "NOVALUE"}, Dir: "/", Mounts: zygoteSystem()}, devnull, out, out)
 	must(t, err)
 	defer p.Release()
 	if code := p.Wait(); code != 0 {
@@ -261,7 +262,7 @@ func TestZygoteSignalAndDeath(t *testing.T) {
 	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0) // claude's stdin, stdout and stderr
 	must(t, err)
 	defer devnull.Close()
-	p, err := z.run(zygoteRequest{Argv: []string{"/bin/sh", "-c", "sleep 1000 & wait"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull)
+	p, err := z.run(helper.Request{Argv: []string{"/bin/sh", "-c", "sleep 1000 & wait"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull)
 	must(t, err)
 	p.Signal(15)
 	if code := p.Wait(); code != 128+15 {
@@ -272,7 +273,7 @@ func TestZygoteSignalAndDeath(t *testing.T) {
 		t.Fatalf("the helper is %s", after)
 	}
 
-	p, err = z.run(zygoteRequest{Argv: []string{"/bin/sleep", "1000"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull)
+	p, err = z.run(helper.Request{Argv: []string{"/bin/sleep", "1000"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull)
 	must(t, err)
 	defer p.Release()
 	must(t, z.cmd.Process.Kill()) // bwrap, and with it its namespace
@@ -398,9 +399,9 @@ func zygoteEchoOnce(z *zygote, token string) string {
 	// its descriptors and passing them on.
 	mounts := zygoteSystem()
 	for _, p := range []string{"/var", "/opt", "/srv", "/root"} {
-		mounts = append(mounts, zygoteMount{Path: p, Op: opReadOnly, Dir: true})
+		mounts = append(mounts, helper.Mount{Path: p, Op: opReadOnly, Dir: true})
 	}
-	p, err := z.run(zygoteRequest{Argv: []string{"/bin/echo", token}, Env: []string{}, Dir: "/", Mounts: mounts}, inR, outW, errW)
+	p, err := z.run(helper.Request{Argv: []string{"/bin/echo", token}, Env: []string{}, Dir: "/", Mounts: mounts}, inR, outW, errW)
 	inR.Close()
 	outW.Close()
 	errW.Close()
@@ -444,7 +445,7 @@ func TestZygoteSignalAfterRelease(t *testing.T) {
 	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	must(t, err)
 	defer devnull.Close()
-	first, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull)
+	first, err := z.run(helper.Request{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull)
 	must(t, err)
 	if code := first.Wait(); code != 0 {
 		t.Fatalf("true exited %d", code)
@@ -457,13 +458,13 @@ func TestZygoteSignalAfterRelease(t *testing.T) {
 	must(t, err)
 	defer stdin.Close()
 	defer stdinW.Close()
-	next, err := z.run(zygoteRequest{Argv: []string{"/bin/cat"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, stdin, devnull, devnull)
+	next, err := z.run(helper.Request{Argv: []string{"/bin/cat"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, stdin, devnull, devnull)
 	must(t, err)
 	defer next.Release()
 	first.Signal(syscall.SIGKILL)
 	// A start while cat runs is refused: its reply says the helper read every request
 	// before it, the signal's too.
-	if _, err := z.run(zygoteRequest{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull); err == nil || !strings.Contains(err.Error(), "already") {
+	if _, err := z.run(helper.Request{Argv: []string{"/bin/true"}, Env: []string{}, Dir: "/", Mounts: zygoteSystem()}, devnull, devnull, devnull); err == nil || !strings.Contains(err.Error(), "already") {
 		t.Fatalf("a second start while cat runs: %v", err)
 	}
 	stdinW.Close()
@@ -506,8 +507,8 @@ func TestZygoteRealHelperCaps(t *testing.T) {
 			if v, ok := strings.CutPrefix(line, "CapBnd:"); ok {
 				n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
 				must(t, err)
-				if n&^uint64(zygoteMayKeep) != 0 {
-					t.Errorf("the helper's bounding set is %x, more than %x: narrowBounding did nothing", n, uint64(zygoteMayKeep))
+				if n&^uint64(helper.MayKeep) != 0 {
+					t.Errorf("the helper's bounding set is %x, more than %x: narrowBounding did nothing", n, uint64(helper.MayKeep))
 				}
 			}
 		}

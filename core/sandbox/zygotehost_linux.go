@@ -2,7 +2,7 @@
 
 package sandbox
 
-// The host's side of the sandbox helper (zygote_linux.go): starting one, its socket, and
+// The host's side of the sandbox helper (core/sandbox/helper): starting one, its socket, and
 // the claude it runs as a process.
 
 import (
@@ -20,6 +20,7 @@ import (
 	"github.com/clawhost/clawhost/core/internal/proctree"
 	"github.com/clawhost/clawhost/core/internal/seqpacket"
 	"github.com/clawhost/clawhost/core/internal/tail"
+	"github.com/clawhost/clawhost/core/sandbox/helper"
 	"golang.org/x/sys/unix"
 )
 
@@ -54,14 +55,14 @@ type zygote struct {
 }
 
 type zygoteReplyFD struct {
-	zygoteReply
+	helper.Reply
 	fd int // the pidfd with a start's reply; -1 without
 }
 
 // startZygote starts a helper: bwrap running exe (the clawhost binary, or a test binary
-// that calls ZygoteMain) with ZygoteArg, for claudes run as user (agent.run_as; nil: the
-// host's user), for whom it prepares its first start (zygoteUserEnv).
-func startZygote(bwrap, exe string, user *zygoteUser) (*zygote, error) {
+// that calls helper.Main) with helper.Arg, for claudes run as user (agent.run_as; nil: the
+// host's user), for whom it prepares its first start (helper.UserEnv).
+func startZygote(bwrap, exe string, user *helper.User) (*zygote, error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox helper socket: %w", err)
@@ -70,15 +71,15 @@ func startZygote(bwrap, exe string, user *zygoteUser) (*zygote, error) {
 	defer theirs.Close()
 	// A host not run as root tells its helper so (hostIDsEnv), and runs it in bwrap's
 	// user namespace (zygoteBwrapUser).
-	ids, bw := hostIDsEnv(), zygoteBwrap
+	ids, bw := helper.HostIDsEnv(), zygoteBwrap
 	if ids != nil {
 		bw = zygoteBwrapUser
 	}
-	args := append(append([]string{}, bw...), exe, ZygoteArg)
+	args := append(append([]string{}, bw...), exe, helper.Arg)
 	cmd := exec.Command(bwrap, args...)
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	if user != nil {
-		env = append(env, zygoteUserEnv+"="+encodeZygoteUser(user))
+		env = append(env, helper.UserEnv+"="+helper.EncodeUser(user))
 	}
 	cmd.Env = append(append(env, ids...), Testing.HelperEnv...)
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
@@ -116,7 +117,7 @@ func (z *zygote) read() {
 		fds := seqpacket.ReceivedFDs(oob[:oobn])
 		var r zygoteReplyFD
 		r.fd = -1
-		if err := json.Unmarshal(buf[:n], &r.zygoteReply); err != nil {
+		if err := json.Unmarshal(buf[:n], &r.Reply); err != nil {
 			seqpacket.CloseAll(fds)
 			return
 		}
@@ -142,8 +143,8 @@ func (z *zygote) read() {
 	}
 }
 
-func (z *zygote) send(req zygoteRequest, fds ...int) error {
-	b := appendZygoteRequest(nil, &req)
+func (z *zygote) send(req helper.Request, fds ...int) error {
+	b := helper.AppendRequest(nil, &req)
 	z.wmu.Lock()
 	defer z.wmu.Unlock()
 	return z.conn.Send(b, fds...)
@@ -206,7 +207,7 @@ func (z *zygote) helperPID() int {
 
 // run starts claude in the helper's sandbox: req with stdin, stdout and stderr. The
 // caller keeps its own copies of the three and closes them.
-func (z *zygote) run(req zygoteRequest, stdin, stdout, stderr *os.File) (*zygoteProc, error) {
+func (z *zygote) run(req helper.Request, stdin, stdout, stderr *os.File) (*zygoteProc, error) {
 	if err := z.send(req, int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd())); err != nil {
 		return nil, z.ended(err)
 	}
@@ -249,7 +250,7 @@ func (z *zygote) ended(err error) error {
 type zygoteProc struct {
 	z        *zygote
 	hostPID  int
-	prepared bool // the helper had made its start ahead (zygoteprep_linux.go)
+	prepared bool // the helper had made its start ahead (core/sandbox/helper)
 
 	// mu orders Signal against Release: a closed pidfd's number may be another's, and
 	// once released the helper may run another chat's claude, which a signal request
@@ -277,7 +278,7 @@ func (p *zygoteProc) Signal(sig syscall.Signal) {
 	if p.pidfd >= 0 {
 		_ = unix.PidfdSendSignal(p.pidfd, sig, nil, 0)
 	}
-	_ = p.z.send(zygoteRequest{Signal: int(sig)})
+	_ = p.z.send(helper.Request{Signal: int(sig)})
 }
 
 // Wait is claude's exit status as the helper reports it; a helper that ended while

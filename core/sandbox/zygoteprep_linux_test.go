@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/sandbox/helper"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,7 +30,7 @@ func helperChildren(t *testing.T, z *zygote) []int {
 }
 
 // preparedRun is zygoteRun that also says whether the helper had made the start ahead.
-func preparedRun(t *testing.T, z *zygote, req zygoteRequest) (out string, prepared bool) {
+func preparedRun(t *testing.T, z *zygote, req helper.Request) (out string, prepared bool) {
 	t.Helper()
 	f, err := os.CreateTemp(t.TempDir(), "out")
 	must(t, err)
@@ -59,8 +60,8 @@ func preparedRun(t *testing.T, z *zygote, req zygoteRequest) (out string, prepar
 // made as an unprepared one, and still runs.
 func TestZygotePrepared(t *testing.T) {
 	z := testZygote(t, "")
-	sh := func(script string) zygoteRequest {
-		return zygoteRequest{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/bin:/bin", "X=1", "X=2"}, Dir: "/usr", Mounts: zygoteSystem()}
+	sh := func(script string) helper.Request {
+		return helper.Request{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/bin:/bin", "X=1", "X=2"}, Dir: "/usr", Mounts: zygoteSystem()}
 	}
 	const look = `echo "$(pwd) X=$X"; ls /proc/self/fd | tr '\n' ' '`
 	for i := range 2 {
@@ -101,7 +102,7 @@ func TestZygotePrepared(t *testing.T) {
 		return // agent.run_as needs a host run as root
 	}
 	nobody := sh("id -u")
-	nobody.User = &zygoteUser{UID: 65534, GID: 65534}
+	nobody.User = &helper.User{UID: 65534, GID: 65534}
 	if out, prepared := preparedRun(t, z, nobody); prepared || out != "65534\n" {
 		t.Fatalf("a start for another user: %q, prepared %v", out, prepared)
 	}
@@ -118,18 +119,4 @@ func zombie(pid int) bool {
 	}
 	_, after, _ := strings.Cut(string(b), ") ")
 	return strings.HasPrefix(after, "Z")
-}
-
-func TestZygoteUserEnvRoundTrip(t *testing.T) {
-	for _, u := range []*zygoteUser{nil, {UID: 65534, GID: 65534}, {UID: 1000, GID: 100, Groups: []uint32{4, 27}}} {
-		got, err := parseZygoteUser(encodeZygoteUser(u))
-		if err != nil || !sameUser(got, u) {
-			t.Errorf("%+v: got %+v, %v", u, got, err)
-		}
-	}
-	for _, bad := range []string{"1", "1:2", "a:2:", "1:2:x", "1:2:3:4", "-1:2:"} {
-		if _, err := parseZygoteUser(bad); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
 }

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/clawhost/clawhost/core/sandbox"
+	"github.com/clawhost/clawhost/core/sandbox/helper"
 )
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != sandbox.ZygoteArg {
+	if len(os.Args) < 2 || os.Args[1] != helper.Arg {
 		fmt.Fprintln(os.Stderr, "clawhost-sandbox is started by clawhost, inside bubblewrap")
 		os.Exit(2)
 	}
-	os.Exit(sandbox.ZygoteMain())
+	os.Exit(helper.Main())
 }

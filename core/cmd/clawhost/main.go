@@ -27,6 +27,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/cli"
 	"github.com/clawhost/clawhost/core/sandbox"
+	"github.com/clawhost/clawhost/core/sandbox/helper"
 	"github.com/clawhost/clawhost/sdk/nodump"
 )
 
@@ -40,10 +41,10 @@ var (
 )
 
 func main() {
-	if len(os.Args) >= 2 && os.Args[1] == sandbox.ZygoteArg {
+	if len(os.Args) >= 2 && os.Args[1] == helper.Arg {
 		// The sandbox helper (core/sandbox): the init of an agent's sandbox,
 		// started by the host inside bubblewrap; none of the CLI's start.
-		os.Exit(sandbox.ZygoteMain())
+		os.Exit(helper.Main())
 	}
 	sandbox.EnableSandboxHelper() // this binary is the helper: recycled sandboxes by default
 	// Before anything reads a secret: other processes of clawhost's user

@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"errors"
@@ -51,9 +51,9 @@ func parseHostIDs(v string) (*hostIDs, error) {
 	return &hostIDs{uid: uid, gid: gid}, nil
 }
 
-// hostIDsEnv is zygoteIDsEnv for a helper of this process: its uid and gid when it is not
+// HostIDsEnv is zygoteIDsEnv for a helper of this process: its uid and gid when it is not
 // root, nothing when it is.
-func hostIDsEnv() []string {
+func HostIDsEnv() []string {
 	if os.Geteuid() == 0 {
 		return nil
 	}
@@ -67,7 +67,7 @@ func hostIDsEnv() []string {
 // guard on file capabilities), which the thread alone keeps; setgroups is denied there
 // first. In its namespace claude is not root: its exec leaves it no capability, and with
 // no new privileges it gains none.
-func asHostUser(attr *syscall.SysProcAttr, ids *hostIDs, user *zygoteUser) error {
+func asHostUser(attr *syscall.SysProcAttr, ids *hostIDs, user *User) error {
 	if user != nil {
 		return errors.New("agent.run_as needs clawhost to run as root")
 	}
@@ -115,19 +115,19 @@ func devFlags() uintptr {
 	return f
 }
 
-// zygoteMayKeep is every capability a start's thread may use once the helper has started
+// MayKeep is every capability a start's thread may use once the helper has started
 // (zygoteLimit): those that write claude's user namespace's id maps. claude itself keeps
 // none (confine.Exec).
-const zygoteMayKeep = 1<<unix.CAP_SETUID | 1<<unix.CAP_SETGID | 1<<unix.CAP_SETFCAP
+const MayKeep = 1<<unix.CAP_SETUID | 1<<unix.CAP_SETGID | 1<<unix.CAP_SETFCAP
 
 // narrowBounding drops from the bounding set of every thread of the helper, once at its
-// start, each capability no start uses (zygoteMayKeep): bwrap leaves a helper run as
+// start, each capability no start uses (MayKeep): bwrap leaves a helper run as
 // root the full set. The bounding set only limits what an exec may gain; the helper's
 // one exec, claude's start, happens in a new user namespace, which starts with a full
 // set of its own, and confine.Exec empties that. Threads made later inherit the set.
 // Not done where the runtime cannot reach every thread: a binary built with cgo (tests).
 func narrowBounding() {
-	_ = dropBounding(zygoteMayKeep, boundingSet(), func(c uintptr) error {
+	_ = dropBounding(MayKeep, boundingSet(), func(c uintptr) error {
 		if _, _, errno := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0); errno != 0 {
 			return errno // ENOTSUP (cgo): each start drops them all
 		}

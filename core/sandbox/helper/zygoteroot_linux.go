@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package helper
 
 // Claude's root and user in a recycled sandbox's start (zygoteStart): the empty root the
 // start's mounts go into and that becomes claude's, and the user namespace claude gets.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package helper
 
 import (
 	"encoding/json"
@@ -9,15 +9,15 @@ import (
 )
 
 func TestZygoteWireRoundTrip(t *testing.T) {
-	for _, r := range []zygoteRequest{
+	for _, r := range []Request{
 		{},
 		{Signal: 15},
 		{Argv: []string{"/usr/bin/claude", "-p", ""}, Env: []string{"HOME=/h", "A=é\x00b"}, Dir: "/w",
-			Mounts: []zygoteMount{{Path: "/tmp", Op: opHide, Dir: true}, {Path: "/w/x", Src: "/d/chats/1", Op: opBind, Dir: true}, {Path: "/w/sock", Op: opReadOnly}}},
-		{Argv: []string{"claude"}, User: &zygoteUser{UID: 4294967295, GID: 1000}},
-		{Argv: []string{"claude"}, User: &zygoteUser{UID: 1, GID: 2, Groups: []uint32{3, 4}}},
+			Mounts: []Mount{{Path: "/tmp", Op: OpHide, Dir: true}, {Path: "/w/x", Src: "/d/chats/1", Op: OpBind, Dir: true}, {Path: "/w/sock", Op: OpReadOnly}}},
+		{Argv: []string{"claude"}, User: &User{UID: 4294967295, GID: 1000}},
+		{Argv: []string{"claude"}, User: &User{UID: 1, GID: 2, Groups: []uint32{3, 4}}},
 	} {
-		got, err := decodeZygoteRequest(appendZygoteRequest(nil, &r))
+		got, err := decodeZygoteRequest(AppendRequest(nil, &r))
 		if err != nil {
 			t.Fatalf("%+v: %v", r, err)
 		}
@@ -30,9 +30,9 @@ func TestZygoteWireRoundTrip(t *testing.T) {
 // Every request cut short, or with a byte more, or with a list claiming more items than
 // bytes are left, is refused, never a panic or a huge allocation.
 func TestZygoteWireRefusesMalformed(t *testing.T) {
-	r := zygoteRequest{Argv: []string{"claude", "-p"}, Env: []string{"HOME=/h"}, Dir: "/w",
-		Mounts: []zygoteMount{{Path: "/w/x", Src: "/s", Op: opBind, Dir: true}}, User: &zygoteUser{UID: 1, GID: 2, Groups: []uint32{3}}}
-	b := appendZygoteRequest(nil, &r)
+	r := Request{Argv: []string{"claude", "-p"}, Env: []string{"HOME=/h"}, Dir: "/w",
+		Mounts: []Mount{{Path: "/w/x", Src: "/s", Op: OpBind, Dir: true}}, User: &User{UID: 1, GID: 2, Groups: []uint32{3}}}
+	b := AppendRequest(nil, &r)
 	for i := range b {
 		if _, err := decodeZygoteRequest(b[:i]); err == nil {
 			t.Errorf("cut at %d of %d: decoded", i, len(b))
@@ -44,7 +44,7 @@ func TestZygoteWireRefusesMalformed(t *testing.T) {
 	if _, err := decodeZygoteRequest([]byte{0xff, 0xff, 0xff, 0xff, 0x0f}); err == nil {
 		t.Error("a list of 4 billion items in 5 bytes: decoded")
 	}
-	bad := appendZygoteRequest(nil, &zygoteRequest{Mounts: []zygoteMount{{Path: "/p", Dir: true}}})
+	bad := AppendRequest(nil, &Request{Mounts: []Mount{{Path: "/p", Dir: true}}})
 	bad[len(bad)-3] = 2 // the mount's Dir byte
 	if _, err := decodeZygoteRequest(bad); err == nil {
 		t.Error("a bool byte of 2: decoded")
@@ -53,16 +53,16 @@ func TestZygoteWireRefusesMalformed(t *testing.T) {
 
 // BenchmarkZygoteWire: a start request's encoding and decoding, host and helper.
 func BenchmarkZygoteWire(b *testing.B) {
-	r := zygoteRequest{Argv: make([]string, 20), Env: make([]string, 40), Dir: "/tmp/x/workspace", Mounts: make([]zygoteMount, 13)}
+	r := Request{Argv: make([]string, 20), Env: make([]string, 40), Dir: "/tmp/x/workspace", Mounts: make([]Mount, 13)}
 	for i := range r.Env {
 		r.Env[i] = "CLAWHOST_SOMETHING_LONG=/a/path/that/is/long/enough"
 	}
 	for i := range r.Mounts {
-		r.Mounts[i] = zygoteMount{Path: "/tmp/BenchmarkZZProf3836890336/003/round2/workspace", Op: opBind, Dir: true}
+		r.Mounts[i] = Mount{Path: "/tmp/BenchmarkZZProf3836890336/003/round2/workspace", Op: OpBind, Dir: true}
 	}
 	b.Run("wire", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := decodeZygoteRequest(appendZygoteRequest(nil, &r)); err != nil {
+			if _, err := decodeZygoteRequest(AppendRequest(nil, &r)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -71,7 +71,7 @@ func BenchmarkZygoteWire(b *testing.B) {
 	b.Run("json", func(b *testing.B) {
 		for b.Loop() {
 			j, _ := json.Marshal(r)
-			var back zygoteRequest
+			var back Request
 			if err := json.Unmarshal(j, &back); err != nil {
 				b.Fatal(err)
 			}

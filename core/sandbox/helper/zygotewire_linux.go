@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package helper
 
 import (
 	"encoding/binary"
@@ -8,7 +8,7 @@ import (
 	"math"
 )
 
-// A start request's wire form, host to helper: each field in zygoteRequest's order, a
+// A start request's wire form, host to helper: each field in Request's order, a
 // string as its length (uvarint) and bytes, a list as its length and its items, a number
 // as a uvarint (Signal, Op and the ids are never negative), a bool as one byte, User as a
 // presence byte and the credential. Decoding it takes a few microseconds; as JSON the
@@ -18,8 +18,8 @@ import (
 // errZygoteWire is a request that is not one (cut short, or a length past its end).
 var errZygoteWire = errors.New("malformed sandbox helper request")
 
-// appendZygoteRequest appends r's wire form to b.
-func appendZygoteRequest(b []byte, r *zygoteRequest) []byte {
+// AppendRequest appends r's wire form to b.
+func AppendRequest(b []byte, r *Request) []byte {
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
@@ -126,14 +126,14 @@ func (d *zygoteDecoder) bool() bool {
 }
 
 // decodeZygoteRequest is the request whose wire form is b, all of it.
-func decodeZygoteRequest(b []byte) (zygoteRequest, error) {
+func decodeZygoteRequest(b []byte) (Request, error) {
 	d := &zygoteDecoder{b: b}
-	var r zygoteRequest
+	var r Request
 	r.Argv = d.strs()
 	r.Env = d.strs()
 	r.Dir = d.str()
 	if n := d.count(); n > 0 {
-		r.Mounts = make([]zygoteMount, n)
+		r.Mounts = make([]Mount, n)
 		for i := range r.Mounts {
 			m := &r.Mounts[i]
 			m.Path, m.Src = d.str(), d.str()
@@ -142,7 +142,7 @@ func decodeZygoteRequest(b []byte) (zygoteRequest, error) {
 		}
 	}
 	if d.bool() {
-		u := &zygoteUser{UID: uint32(d.uint(math.MaxUint32)), GID: uint32(d.uint(math.MaxUint32))}
+		u := &User{UID: uint32(d.uint(math.MaxUint32)), GID: uint32(d.uint(math.MaxUint32))}
 		if n := d.count(); n > 0 {
 			u.Groups = make([]uint32, n)
 			for i := range u.Groups {
@@ -156,7 +156,7 @@ func decodeZygoteRequest(b []byte) (zygoteRequest, error) {
 		d.err = errZygoteWire
 	}
 	if d.err != nil {
-		return zygoteRequest{}, d.err
+		return Request{}, d.err
 	}
 	return r, nil
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package helper
 
 // A start prepared ahead (issue 84). Without it a recycled sandbox's start forks from its
 // thread the helper's own binary in claude's user namespace (confinedExec), which
@@ -37,17 +37,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// preparedArg, after ZygoteArg, runs the helper's binary as a prepared start.
+// preparedArg, after Arg, runs the helper's binary as a prepared start.
 const preparedArg = "--prepared"
 
 // preparedFD is a prepared start's socket to its helper.
 const preparedFD = 3
 
-// zygoteUserEnv tells a helper the user its sandbox runs claude as (agent.run_as;
+// UserEnv tells a helper the user its sandbox runs claude as (agent.run_as;
 // absent: the host's or root), as "uid:gid:group,group", so that it can prepare its
-// first start before it is asked (encodeZygoteUser). Later starts are prepared for the
+// first start before it is asked (EncodeUser). Later starts are prepared for the
 // user of the one before.
-const zygoteUserEnv = "CLAWHOST_SANDBOX_RUN_AS"
+const UserEnv = "CLAWHOST_SANDBOX_RUN_AS"
 
 // preparedEnv is a prepared process's own environment while it waits (claude's comes
 // with its start): one processor, no collection.
@@ -62,7 +62,7 @@ type started struct {
 
 // startOrder is what a prepared start waits for: the request and claude's descriptors.
 type startOrder struct {
-	req zygoteRequest
+	req Request
 	fds []int
 }
 
@@ -78,7 +78,7 @@ type preparedOrder struct {
 // preparedStart is a start made ahead, on a locked thread that waits for it (take) and
 // ends with it.
 type preparedStart struct {
-	user  *zygoteUser
+	user  *User
 	take  chan startOrder // closed: not wanted (discard)
 	done  chan started
 	pid   int // the prepared process
@@ -88,7 +88,7 @@ type preparedStart struct {
 
 // prepare makes the next start ahead for user; nil when it could not (the start then
 // does it all).
-func prepare(user *zygoteUser) *preparedStart {
+func prepare(user *User) *preparedStart {
 	p := &preparedStart{user: user, take: make(chan startOrder), done: make(chan started, 1), pidfd: -1, ctl: -1}
 	ready := make(chan error, 1)
 	go func() {
@@ -139,7 +139,7 @@ func (p *preparedStart) fork() error {
 	defer unix.Close(null)
 	attr.PidFD = &p.pidfd
 	// Its stderr is the helper's until its start gives it claude's.
-	pid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], ZygoteArg, preparedArg}, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], Arg, preparedArg}, &syscall.ProcAttr{
 		Dir: "/", Env: preparedEnv, Files: []uintptr{uintptr(null), uintptr(null), 2, uintptr(pair[1])}, Sys: attr})
 	if err != nil {
 		_ = unix.Close(pair[0])
@@ -150,7 +150,7 @@ func (p *preparedStart) fork() error {
 }
 
 // finish makes req's view in the prepared namespace and hands the start over.
-func (p *preparedStart) finish(req zygoteRequest, fds []int) started {
+func (p *preparedStart) finish(req Request, fds []int) started {
 	if err := zygoteView(req); err != nil {
 		p.discard()
 		return started{err: err}
@@ -240,15 +240,15 @@ func preparedExec() int {
 }
 
 // sameUser reports whether a start for b may take a start prepared for a.
-func sameUser(a, b *zygoteUser) bool {
+func sameUser(a, b *User) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
 	return a.UID == b.UID && a.GID == b.GID && slices.Equal(a.Groups, b.Groups)
 }
 
-// encodeZygoteUser is u as zygoteUserEnv has it; "" for nil.
-func encodeZygoteUser(u *zygoteUser) string {
+// EncodeUser is u as UserEnv has it; "" for nil.
+func EncodeUser(u *User) string {
 	if u == nil {
 		return ""
 	}
@@ -259,13 +259,13 @@ func encodeZygoteUser(u *zygoteUser) string {
 	return fmt.Sprintf("%d:%d:%s", u.UID, u.GID, strings.Join(gs, ","))
 }
 
-// parseZygoteUser is encodeZygoteUser's inverse; nil for "".
-func parseZygoteUser(v string) (*zygoteUser, error) {
+// parseZygoteUser is EncodeUser's inverse; nil for "".
+func parseZygoteUser(v string) (*User, error) {
 	if v == "" {
 		return nil, nil
 	}
 	parts := strings.Split(v, ":")
-	bad := fmt.Errorf("%s=%q is no uid:gid:groups", zygoteUserEnv, v)
+	bad := fmt.Errorf("%s=%q is no uid:gid:groups", UserEnv, v)
 	if len(parts) != 3 {
 		return nil, bad
 	}
@@ -278,7 +278,7 @@ func parseZygoteUser(v string) (*zygoteUser, error) {
 	if !ok1 || !ok2 {
 		return nil, bad
 	}
-	u := &zygoteUser{UID: uid, GID: gid}
+	u := &User{UID: uid, GID: gid}
 	if parts[2] != "" {
 		for _, g := range strings.Split(parts[2], ",") {
 			n, ok := num(g)

@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"fmt"
@@ -11,11 +11,11 @@ import (
 // read beneath what the mounts grant and write beneath what they grant writable (the
 // chat's places, its scratch and hidden trees' fresh tmpfs, /dev's devices) — the same
 // list again, kept by the kernel: a mount the list forgot is still closed.
-func confineSpec(req zygoteRequest) confine.Spec {
+func confineSpec(req Request) confine.Spec {
 	s := confine.Spec{ReadOnly: []string{"/proc"}, Writable: []string{"/dev", "/dev/shm"}}
 	for _, m := range req.Mounts {
 		switch {
-		case m.Op == opBind, m.Op == opScratch, m.Op == opHide && m.Dir:
+		case m.Op == OpBind, m.Op == OpScratch, m.Op == OpHide && m.Dir:
 			s.Writable = append(s.Writable, m.Path)
 		default:
 			s.ReadOnly = append(s.ReadOnly, m.Path)

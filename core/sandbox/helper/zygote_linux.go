@@ -1,10 +1,10 @@
 //go:build linux
 
-package sandbox
+package helper
 
 // The sandbox helper ("zygote", issue 58): one bubblewrap per agent started once, off the
-// turn's path, whose init is this package's helper (ZygoteMain, the clawhost binary run
-// with ZygoteArg). Per claude start the host sends it the chat's whole mount list (the
+// turn's path, whose init is this package's helper (Main, the clawhost binary run
+// with Arg). Per claude start the host sends it the chat's whole mount list (the
 // one bubblewrap per start gets: prune(mountOrder(sandboxSpecFor))), claude's argv,
 // environment and directory, and claude's stdin, stdout and stderr as file descriptors.
 // The helper, on a thread it discards afterwards, unshares a mount namespace, makes the
@@ -42,45 +42,45 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ZygoteArg is the argument that makes the clawhost binary the sandbox helper
-// (core/cmd/clawhost's main calls ZygoteMain); the runner starts it inside bubblewrap.
-const ZygoteArg = "__sandbox-helper"
+// Arg is the argument that makes the clawhost binary the sandbox helper
+// (core/cmd/clawhost's main calls Main); the runner starts it inside bubblewrap.
+const Arg = "__sandbox-helper"
 
 // zygoteSocketFD is the helper's end of its socket to the host (bwrap passes it on).
 const zygoteSocketFD = 3
 
-// zygoteMount is one mount of a start, as the host sends it (mount).
-type zygoteMount struct {
+// Mount is one mount of a start, as the host sends it (mount).
+type Mount struct {
 	Path string
 	Src  string
 	Op   int
 	Dir  bool
 }
 
-// zygoteRequest is one message from the host: a start (Argv set, with claude's stdin,
+// Request is one message from the host: a start (Argv set, with claude's stdin,
 // stdout and stderr as descriptors) or a signal for the running claude and its group. Its
 // wire form: zygotewire_linux.go.
-type zygoteRequest struct {
+type Request struct {
 	Argv   []string
 	Env    []string
 	Dir    string
-	Mounts []zygoteMount
+	Mounts []Mount
 	// User, when set, is the user claude runs as (agent.run_as).
-	User *zygoteUser
+	User *User
 	// Signal, without Argv, is sent to the running claude's process group.
 	Signal int
 }
 
-// zygoteUser is agent.run_as's credential.
-type zygoteUser struct {
+// User is agent.run_as's credential.
+type User struct {
 	UID    uint32
 	GID    uint32
 	Groups []uint32
 }
 
-// zygoteReply is one message from the helper: a start's result (PID, with a pidfd; or
+// Reply is one message from the helper: a start's result (PID, with a pidfd; or
 // Err), claude's exit (Exit), or that the sandbox is empty again (Clean).
-type zygoteReply struct {
+type Reply struct {
 	PID   int    `json:"pid,omitempty"`
 	Err   string `json:"err,omitempty"`
 	Exit  *int   `json:"exit,omitempty"`
@@ -99,14 +99,14 @@ func weakened(what string) bool { return strings.Contains(Testing.Weaken, what) 
 // once in a hundred starts on a busy machine). Locked to the main goroutine from init,
 // the main thread never runs a start.
 func init() {
-	if len(os.Args) >= 2 && os.Args[1] == ZygoteArg {
+	if len(os.Args) >= 2 && os.Args[1] == Arg {
 		runtime.LockOSThread()
 	}
 }
 
-// ZygoteMain is the sandbox helper; it returns the process's exit status. It must run as
+// Main is the sandbox helper; it returns the process's exit status. It must run as
 // the init of bubblewrap's pid namespace with the host's socket at descriptor 3.
-func ZygoteMain() int {
+func Main() int {
 	if len(os.Args) == 3 && os.Args[2] == preparedArg {
 		return preparedExec()
 	}
@@ -168,7 +168,7 @@ func ZygoteMain() int {
 		fmt.Fprintln(os.Stderr, "sandbox helper: the host's socket:", err)
 		return 2
 	}
-	user, err := parseZygoteUser(os.Getenv(zygoteUserEnv))
+	user, err := parseZygoteUser(os.Getenv(UserEnv))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper:", err)
 		return 2
@@ -195,7 +195,7 @@ type zygoteServer struct {
 	mu      sync.Mutex
 	running int            // claude's pid while it runs or its leftovers are being ended; 0 when clean
 	next    *preparedStart // the next start, made ahead (zygoteprep_linux.go); nil: none
-	user    *zygoteUser    // the last start's (or zygoteUserEnv's) user, whom the next is prepared for
+	user    *User          // the last start's (or UserEnv's) user, whom the next is prepared for
 }
 
 // prepareNext makes the next start ahead, for the last start's user, unless one is made.
@@ -210,7 +210,7 @@ func (z *zygoteServer) prepareNext() {
 	}
 }
 
-func (z *zygoteServer) reply(r zygoteReply, fds ...int) error {
+func (z *zygoteServer) reply(r Reply, fds ...int) error {
 	b, _ := json.Marshal(r)
 	z.wmu.Lock()
 	defer z.wmu.Unlock()
@@ -250,17 +250,17 @@ func (z *zygoteServer) serve() error {
 }
 
 // start runs one claude for req with fds as its stdin, stdout and stderr, and replies.
-func (z *zygoteServer) start(req zygoteRequest, fds []int) {
+func (z *zygoteServer) start(req Request, fds []int) {
 	defer seqpacket.CloseAll(fds)
 	z.mu.Lock()
 	busy := z.running != 0
 	z.mu.Unlock()
 	if busy {
-		_ = z.reply(zygoteReply{Err: "the sandbox runs a claude already"})
+		_ = z.reply(Reply{Err: "the sandbox runs a claude already"})
 		return
 	}
 	if len(fds) != 3 {
-		_ = z.reply(zygoteReply{Err: fmt.Sprintf("a start needs 3 descriptors, got %d", len(fds))})
+		_ = z.reply(Reply{Err: fmt.Sprintf("a start needs 3 descriptors, got %d", len(fds))})
 		return
 	}
 	z.mu.Lock()
@@ -288,14 +288,14 @@ func (z *zygoteServer) start(req zygoteRequest, fds []int) {
 		s = <-done
 	}
 	if s.err != nil {
-		_ = z.reply(zygoteReply{Err: s.err.Error()})
+		_ = z.reply(Reply{Err: s.err.Error()})
 		z.prepareNext()
 		return
 	}
 	z.mu.Lock()
 	z.running = s.pid
 	z.mu.Unlock()
-	_ = z.reply(zygoteReply{PID: s.pid, Prepared: s.prepared}, s.pidfd)
+	_ = z.reply(Reply{PID: s.pid, Prepared: s.prepared}, s.pidfd)
 	_ = unix.Close(s.pidfd)
 	go z.reap(s.pid, s.tid)
 }
@@ -304,7 +304,7 @@ func (z *zygoteServer) start(req zygoteRequest, fds []int) {
 // namespace, reaps it, and reports the sandbox clean.
 func (z *zygoteServer) reap(pid, tid int) {
 	code := z.exitOf(pid)
-	_ = z.reply(zygoteReply{Exit: &code})
+	_ = z.reply(Reply{Exit: &code})
 	// Whatever claude left: kill(-1) from init reaches every process of the namespace
 	// but init itself.
 	for !weakened("reap") {
@@ -322,21 +322,21 @@ func (z *zygoteServer) reap(pid, tid int) {
 	z.running = 0
 	z.mu.Unlock()
 	z.prepareNext()
-	_ = z.reply(zygoteReply{Clean: true})
+	_ = z.reply(Reply{Clean: true})
 }
 
 // zygoteSources opens the sources of ms (O_PATH) before anything is mounted (a hidden
 // tree may hold them, as bwrap reads them from the old root): -1 for a mount without
 // one (a hidden directory, a scratch). On an error it closes those it opened.
-func zygoteSources(ms []zygoteMount) ([]int, error) {
+func zygoteSources(ms []Mount) ([]int, error) {
 	srcs := make([]int, len(ms))
 	for i, m := range ms {
 		src := m.Src
 		switch {
-		case m.Op == opHide && m.Dir, m.Op == opScratch:
+		case m.Op == OpHide && m.Dir, m.Op == OpScratch:
 			srcs[i] = -1
 			continue
-		case m.Op == opHide:
+		case m.Op == OpHide:
 			src = "/dev/null"
 		case src == "":
 			src = m.Path
@@ -351,6 +351,24 @@ func zygoteSources(ms []zygoteMount) ([]int, error) {
 	return srcs, nil
 }
 
+// MountEach makes ms in the calling thread's mount namespace, each at its path (its
+// source opened first, as a start's are): a start's mounts without its own root, as the
+// one-sandbox prototype (core/sandbox's BenchmarkSandboxZygote) makes them.
+func MountEach(ms []Mount) error {
+	srcs, err := zygoteSources(ms)
+	if err != nil {
+		return err
+	}
+	defer closeSources(srcs)
+	mps := mountPoints{}
+	for i, m := range ms {
+		if err := zygoteMountOne(m, srcs[i], mps); err != nil {
+			return fmt.Errorf("%s: %w", m.Path, err)
+		}
+	}
+	return nil
+}
+
 // closeSources closes the descriptors zygoteSources opened.
 func closeSources(srcs []int) {
 	for _, fd := range srcs {
@@ -363,7 +381,7 @@ func closeSources(srcs []int) {
 // zygoteStart is one start on the calling, locked thread: a mount namespace of its own
 // with req's mounts (zygoteView), the thread's capabilities limited (zygoteLimit), then
 // the fork and exec (zygoteFork). It returns claude's pid and pidfd.
-func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
+func zygoteStart(req Request, fds []int) (int, int, error) {
 	if err := zygoteUnshare(); err != nil {
 		return 0, 0, err
 	}
@@ -379,7 +397,7 @@ func zygoteStart(req zygoteRequest, fds []int) (int, int, error) {
 
 // zygoteView makes claude's view in the calling thread's mount namespace (zygoteUnshare's):
 // req's mounts, /dev read-only and a fresh /dev/shm, on a root of its own.
-func zygoteView(req zygoteRequest) error {
+func zygoteView(req Request) error {
 	srcs, err := zygoteSources(req.Mounts)
 	if err != nil {
 		return err
@@ -407,7 +425,7 @@ func zygoteView(req zygoteRequest) error {
 
 // claudePath is req's claude as a path: its argv[0], looked up in the helper's PATH
 // when it names no directory.
-func claudePath(req zygoteRequest) (string, error) {
+func claudePath(req Request) (string, error) {
 	path := req.Argv[0]
 	if !strings.Contains(path, "/") {
 		p, err := exec.LookPath(path)
@@ -421,7 +439,7 @@ func claudePath(req zygoteRequest) (string, error) {
 
 // zygoteFork starts claude for req, with fds as its stdin, stdout and stderr, from the
 // calling thread (whose view zygoteView made) with attr (zygoteLimit's).
-func zygoteFork(req zygoteRequest, fds []int, attr *syscall.SysProcAttr) (int, int, error) {
+func zygoteFork(req Request, fds []int, attr *syscall.SysProcAttr) (int, int, error) {
 	pidfd := -1
 	attr.PidFD = &pidfd
 	path, err := claudePath(req)
@@ -431,7 +449,7 @@ func zygoteFork(req zygoteRequest, fds []int, attr *syscall.SysProcAttr) (int, i
 	// claude is started through the helper's own binary (/proc/self/exe, a link the
 	// kernel resolves whatever the mounts show), which, in claude's user namespace,
 	// gives up what confine.Exec takes and execs claude (confinedExec).
-	argv := append([]string{os.Args[0], ZygoteArg, confineSpec(req).Encode(), path}, req.Argv...)
+	argv := append([]string{os.Args[0], Arg, confineSpec(req).Encode(), path}, req.Argv...)
 	// The descriptors as numbers, never as *os.File: a file's collector finalizer
 	// (os.NewFile sets it on the inner file, which SetFinalizer on the *os.File does not
 	// clear) would close its number again later — by then another start's descriptor, a
@@ -455,7 +473,7 @@ func zygoteFork(req zygoteRequest, fds []int, attr *syscall.SysProcAttr) (int, i
 // host not run as root — the host's user (asHostUser). No capability claude holds is
 // one of the host's namespace: open_by_handle_at and every other check the kernel
 // makes against the initial namespace fails.
-func zygoteLimit(user *zygoteUser) (*syscall.SysProcAttr, error) {
+func zygoteLimit(user *User) (*syscall.SysProcAttr, error) {
 	if !weakened("caps") {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return nil, fmt.Errorf("no new privileges: %w", err)

@@ -1,7 +1,7 @@
 // The helper's side of a sandbox's file system: the namespaces it unshares
 // and the mounts it makes from a request's list.
 
-package sandbox
+package helper
 
 import (
 	"fmt"
@@ -32,10 +32,10 @@ func zygoteUnshare() error {
 
 // zygoteMountOne makes one mount as bwrapArgs would ask bwrap to, from the source opened
 // as src, its mount point made as mps says.
-func zygoteMountOne(m zygoteMount, src int, mps mountPoints) error {
-	if m.Op == opHide && m.Dir || m.Op == opScratch {
+func zygoteMountOne(m Mount, src int, mps mountPoints) error {
+	if m.Op == OpHide && m.Dir || m.Op == OpScratch {
 		mode := "mode=0755"
-		if m.Op == opScratch {
+		if m.Op == OpScratch {
 			mode = "mode=1777"
 		}
 		mps.dir(m.Path)
@@ -55,7 +55,7 @@ func zygoteMountOne(m zygoteMount, src int, mps mountPoints) error {
 	}
 	mps[m.Path] = false
 	kept, ro := mountFlagsKept(src)
-	if m.Op != opBind {
+	if m.Op != OpBind {
 		if ro {
 			return nil // its source, in the helper's read-only view, was read-only already
 		}
