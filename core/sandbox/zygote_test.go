@@ -67,6 +67,14 @@ func zygoteSh(t *testing.T, z *zygote, script string) (string, int) {
 // zygoteRun is zygoteSh for any request.
 func zygoteRun(t *testing.T, z *zygote, req helper.Request) (string, int) {
 	t.Helper()
+	out, code, _ := zygoteRunPrepared(t, z, req)
+	return out, code
+}
+
+// zygoteRunPrepared is zygoteRun that also says whether the helper had made the start
+// ahead (core/sandbox/helper).
+func zygoteRunPrepared(t *testing.T, z *zygote, req helper.Request) (string, int, bool) {
+	t.Helper()
 	out, err := os.CreateTemp(t.TempDir(), "out")
 	must(t, err)
 	defer out.Close()
@@ -75,14 +83,14 @@ func zygoteRun(t *testing.T, z *zygote, req helper.Request) (string, int) {
 	defer devnull.Close()
 	p, err := z.run(req, devnull, out, out)
 	if err != nil && !z.alive() {
-		return "HELPER-ENDED", -1
+		return "HELPER-ENDED", -1, false
 	}
 	must(t, err)
 	defer p.Release()
 	code := p.Wait()
 	b, err := os.ReadFile(out.Name())
 	must(t, err)
-	return string(b), code
+	return string(b), code, p.prepared
 }
 
 // zygoteAfter is what became of z after its claude exited: "clean" (it takes the next

@@ -29,28 +29,18 @@ func helperChildren(t *testing.T, z *zygote) []int {
 	return pids
 }
 
-// preparedRun is zygoteRun that also says whether the helper had made the start ahead.
+// preparedRun runs req in z, which must exit 0 and leave z clean, and says whether the
+// helper had made the start ahead.
 func preparedRun(t *testing.T, z *zygote, req helper.Request) (out string, prepared bool) {
 	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "out")
-	must(t, err)
-	defer f.Close()
-	devnull, err := os.Open(os.DevNull)
-	must(t, err)
-	defer devnull.Close()
-	p, err := z.run(req, devnull, f, f)
-	must(t, err)
-	defer p.Release()
-	if code := p.Wait(); code != 0 {
-		b, _ := os.ReadFile(f.Name())
-		t.Fatalf("exited %d: %s", code, b)
+	out, code, prepared := zygoteRunPrepared(t, z, req)
+	if code != 0 {
+		t.Fatalf("exited %d: %s", code, out)
 	}
 	if after := zygoteAfter(t, z); after != "clean" {
 		t.Fatalf("the helper is %s", after)
 	}
-	b, err := os.ReadFile(f.Name())
-	must(t, err)
-	return string(b), p.prepared
+	return out, prepared
 }
 
 // TestZygotePrepared: a helper makes each start ahead while it is idle — the first when it
