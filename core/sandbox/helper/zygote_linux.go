@@ -193,21 +193,36 @@ type zygoteServer struct {
 	child chan os.Signal // SIGCHLD: a process of the namespace ended (exitOf)
 
 	mu      sync.Mutex
-	running int            // claude's pid while it runs or its leftovers are being ended; 0 when clean
+	running int            // claude's pid while it runs or its leftovers are being ended (startingPID while it starts); 0 when clean
 	next    *preparedStart // the next start, made ahead (zygoteprep_linux.go); nil: none
 	user    *User          // the last start's (or UserEnv's) user, whom the next is prepared for
 }
 
+// startingPID is zygoteServer.running while a start is being made.
+const startingPID = -1
+
 // prepareNext makes the next start ahead, for the last start's user, unless one is made.
 func (z *zygoteServer) prepareNext() {
-	if weakened("prepare") {
-		return
-	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	if z.next == nil && z.running == 0 {
+	z.prepareLocked()
+}
+
+// prepareLocked is prepareNext with z.mu held.
+func (z *zygoteServer) prepareLocked() {
+	if !weakened("prepare") && z.next == nil && z.running == 0 {
 		z.next = prepare(z.user)
 	}
+}
+
+// idle says r (a start's error, or Clean) and makes the next start ahead, both under the
+// lock a start takes first: a start that comes once the host has r waits for it.
+func (z *zygoteServer) idle(r Reply) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.running = 0
+	_ = z.reply(r)
+	z.prepareLocked()
 }
 
 func (z *zygoteServer) reply(r Reply, fds ...int) error {
@@ -254,6 +269,13 @@ func (z *zygoteServer) start(req Request, fds []int) {
 	defer seqpacket.CloseAll(fds)
 	z.mu.Lock()
 	busy := z.running != 0
+	var p *preparedStart
+	if !busy && len(fds) == 3 {
+		// Taken under the lock prepareNext holds while it prepares: a start waits for
+		// the one being made, and none is made while this one starts.
+		z.running = startingPID
+		p, z.next, z.user = z.next, nil, req.User
+	}
 	z.mu.Unlock()
 	if busy {
 		_ = z.reply(Reply{Err: "the sandbox runs a claude already"})
@@ -263,10 +285,6 @@ func (z *zygoteServer) start(req Request, fds []int) {
 		_ = z.reply(Reply{Err: fmt.Sprintf("a start needs 3 descriptors, got %d", len(fds))})
 		return
 	}
-	z.mu.Lock()
-	p := z.next
-	z.next, z.user = nil, req.User
-	z.mu.Unlock()
 	if p != nil && !sameUser(p.user, req.User) {
 		close(p.take)
 		p = nil
@@ -288,8 +306,7 @@ func (z *zygoteServer) start(req Request, fds []int) {
 		s = <-done
 	}
 	if s.err != nil {
-		_ = z.reply(Reply{Err: s.err.Error()})
-		z.prepareNext()
+		z.idle(Reply{Err: s.err.Error()})
 		return
 	}
 	z.mu.Lock()
@@ -318,11 +335,7 @@ func (z *zygoteServer) reap(pid, tid int) {
 		}
 	}
 	threadGone(tid)
-	z.mu.Lock()
-	z.running = 0
-	z.mu.Unlock()
-	z.prepareNext()
-	_ = z.reply(Reply{Clean: true})
+	z.idle(Reply{Clean: true})
 }
 
 // zygoteSources opens the sources of ms (O_PATH) before anything is mounted (a hidden
