@@ -53,14 +53,15 @@ func TestZygotePrepared(t *testing.T) {
 	sh := func(script string) helper.Request {
 		return helper.Request{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/bin:/bin", "X=1", "X=2"}, Dir: "/usr", Mounts: zygoteSystem()}
 	}
-	const look = `echo "$(pwd) X=$X"; ls /proc/self/fd | tr '\n' ' '`
+	// Its own environment (GOGC, GOMAXPROCS) is not claude's.
+	const look = `echo "$(pwd) X=$X GOGC=${GOGC-unset}"; ls /proc/self/fd | tr '\n' ' '`
 	for i := range 2 {
 		out, prepared := preparedRun(t, z, sh(look))
 		if !prepared {
 			t.Fatalf("start %d was not made ahead", i+1)
 		}
 		// ls's own descriptor to the directory it lists is the 3.
-		if want := "/usr X=2\n0 1 2 3 "; out != want {
+		if want := "/usr X=2 GOGC=unset\n0 1 2 3 "; out != want {
 			t.Fatalf("start %d: claude saw %q, want %q", i+1, out, want)
 		}
 	}
