@@ -280,7 +280,7 @@ fmt: ## format the Go code
 # there is one; the bundled plugins link no markdown parser and take it
 # with channel.Rendered.Of. helper.MountEach is the sandbox helper's mounting
 # as core/sandbox's one-sandbox prototype benchmark drives it.
-DEADCODE_ALLOWED := core/sandbox/helper/zygote_linux.go:[0-9]+:[0-9]+: unreachable func: MountEach|markup/markup.go:[0-9]+:[0-9]+: unreachable func: RenderVisibleFrom|core/runner/turn.go:[0-9]+:[0-9]+: unreachable func: FinishedTurn|core/runner/turn.go:[0-9]+:[0-9]+: unreachable func: StreamedTurn|core/runner/permission.go:[0-9]+:[0-9]+: unreachable func: NewPermissionRequest
+DEADCODE_ALLOWED := core/sandbox/helper/start_linux.go:[0-9]+:[0-9]+: unreachable func: MountEach|markup/markup.go:[0-9]+:[0-9]+: unreachable func: RenderVisibleFrom|core/runner/turn.go:[0-9]+:[0-9]+: unreachable func: FinishedTurn|core/runner/turn.go:[0-9]+:[0-9]+: unreachable func: StreamedTurn|core/runner/permission.go:[0-9]+:[0-9]+: unreachable func: NewPermissionRequest
 
 check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, function and file size limits, generated docs current, docs name real commands and files, the sdk's API recorded (sdk/api.txt), no dead code
 	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^proto/gen/')); [ -z "$$bad" ] || { echo "gofmt needed: $$bad"; exit 1; }
