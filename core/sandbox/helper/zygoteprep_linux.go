@@ -180,11 +180,12 @@ func (p *preparedStart) finish(req Request, fds []int) started {
 
 // discard ends the prepared process and reaps it.
 func (p *preparedStart) discard() {
-	// By its pidfd: once reaped elsewhere (the helper's own wait, when it ended while
-	// another start's claude ran) its pid could be another process's.
+	// By its pidfd, killed and waited for: once reaped elsewhere (the helper's own wait,
+	// when it ended while another start's claude ran) its pid could be another process's.
 	_ = unix.PidfdSendSignal(p.pidfd, unix.SIGKILL, nil, 0)
+	var info unix.Siginfo
 	for {
-		if _, err := unix.Wait4(p.pid, nil, 0, nil); err != unix.EINTR {
+		if err := unix.Waitid(unix.P_PIDFD, p.pidfd, &info, unix.WEXITED, nil); err != unix.EINTR {
 			break // reaped, or by the helper's own wait (ECHILD)
 		}
 	}
