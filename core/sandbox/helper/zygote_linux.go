@@ -12,7 +12,8 @@ package helper
 // pidfd, later with claude's exit status, and once everything claude left is gone (it
 // kills all the namespace holds, as its init, and reaps it) that it takes the next start.
 // One claude per sandbox at a time: concurrent claudes of an agent run in separate
-// sandboxes (zygotePool).
+// sandboxes (core/sandbox's Pool). While a sandbox is idle the part of its next start that
+// does not depend on the start is made ahead (zygoteprep_linux.go).
 //
 // What keeps claude from its helper (TestZygoteBoundary holds each):
 //   - the helper is the pid namespace's init: the kernel drops a SIGKILL or SIGSTOP sent
