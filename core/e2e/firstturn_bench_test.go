@@ -21,7 +21,15 @@ package e2e
 // fake's Go runtime start), and first-stdin the rest (that log line →
 // the prompt's line read from stdin: the host writing the prompt, and
 // the run log's own open-write-close in the fake). -load.agent
-// 'sandbox = "off"' measures the host without the sandbox. -first.pprof=FILE
+// 'sandbox = "off"' measures the host without the sandbox.
+//
+// Those figures come from a host with spare = false, whose every first turn
+// starts claude. A second host in the same round keeps the defaults (a
+// spare claude per agent, core/runner/spare.go, the fake answering the
+// spare's initialize as the CLI does; max_warm unset): default-first-inout is what its
+// first turns took, spare-first-turns-% how many ran on a spare (the
+// fake's process started before the update was handed out) and
+// spare-first-inout their in + out. -first.pprof=FILE
 // writes a CPU profile of the host over the round's first turns (from its
 // admin endpoint, 8 s; the round then has firstTurnChatsProfiled chats so
 // that the profile is all first turns), for `go tool pprof -top`.
@@ -59,64 +67,97 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 		if *firstPprof != "" {
 			admin = Attrs{"listen": sdktest.FreeAddr(b), "pprof": true}
 		}
-		srv, d, runLog := outHost(b, claude, admin)
-		host := d.cmd.Process.Pid
+		// The first host starts claude for every first turn (spare = false);
+		// the second keeps the defaults (a spare claude per agent, which a
+		// brand-new chat adopts when it is ready; no max_warm, so the spare
+		// does not wait for a warm slot: 30 chats fit warm_memory).
+		srv, d, runLog := outHost(b, claude, admin, Attrs{"spare": false})
 		var prof chan []byte
 		if *firstPprof != "" {
 			prof = outProfile(b, admin["listen"].(string))
 		}
-		cpu0 := cpuTime(host)
-		ids := map[string]int{}
-		for k := range chats {
-			chat := int64(outChat + 1 + k)
-			mark := fmt.Sprintf("q%dz%dq", chat, 0)
-			text := "bench " + mark + " #mark=" + mark
-			ids[mark] = srv.PushText(telegramtest.PrivateChat(chat), telegramtest.User{ID: chat, FirstName: "First"}, text)
-			ctx, cancel := context.WithTimeout(context.Background(), tgWait)
-			sent, err := srv.WaitSent(ctx, k+2)
-			cancel()
-			if err != nil {
-				b.Fatalf("first turn %s: %v\n%s", mark, err, d.log.String())
-			}
-			if last := sent[len(sent)-1]; !strings.Contains(last.Visible, mark) {
-				b.Fatalf("first turn %s: the bot's message %d is %q, not the reply", mark, k+2, last.Visible)
-			}
-			time.Sleep(outPace)
-		}
-		cpu := (cpuTime(host) - cpu0) / time.Duration(chats)
+		started := measureFirstTurns(b, srv, d, runLog, chats)
 		if prof != nil {
 			if err := os.WriteFile(*firstPprof, <-prof, 0o600); err != nil {
 				b.Fatal(err)
 			}
 		}
-		events := runEvents(runLog)
-		// A sandboxed fake has its own PID namespace: every one has the same
-		// pid there. The turns run one after the other, so a turn's process
-		// is the latest that logged its start with that pid.
-		lastProc := map[int]int64{}  // pid → when the latest fake with it logged its start
-		procAt := map[string]int64{} // mark → when its fake's process logged its start
-		for _, ev := range events {
-			if ev.Event == "proc" {
-				lastProc[ev.PID] = ev.At
-			}
-			if len(ev.Marks) > 0 && ev.Event == "start" && procAt[ev.Marks[0]] == 0 {
-				procAt[ev.Marks[0]] = lastProc[ev.PID]
-			}
+		if started.spare != 0 {
+			b.Fatalf("%d first turns of a host with spare = false ran on a spare", started.spare)
 		}
-		var in, inOut, spawn, stdin []time.Duration
-		for _, s := range turnSpans(b, srv, events, ids, "first turn") {
-			if p := procAt[s.mark]; p != 0 {
-				spawn, stdin = append(spawn, time.Duration(p-s.handed)), append(stdin, time.Duration(s.start-p))
-			}
-			in, inOut = append(in, s.in()), append(inOut, s.in()+s.out())
+		b.ReportMetric(msOf(percentile(started.in, 50)), "first-in-p50-ms")
+		b.ReportMetric(msOf(percentile(started.spawn, 50)), "first-proc-p50-ms")
+		b.ReportMetric(msOf(percentile(started.stdin, 50)), "first-stdin-p50-ms")
+		b.ReportMetric(msOf(percentile(started.inOut, 50)), "first-inout-p50-ms")
+		b.ReportMetric(msOf(percentile(started.inOut, 90)), "first-inout-p90-ms")
+		b.ReportMetric(msOf(started.cpu), "host-cpu-ms/first-turn")
+
+		srv, d, runLog = outHost(b, claude, Attrs{"listen": ""}, Attrs{"max_warm": 0})
+		def := measureFirstTurns(b, srv, d, runLog, firstTurnChats)
+		b.ReportMetric(msOf(percentile(def.inOut, 50)), "default-first-inout-p50-ms")
+		b.ReportMetric(100*float64(def.spare)/float64(firstTurnChats), "spare-first-turns-%")
+		if len(def.onSpare) > 0 {
+			b.ReportMetric(msOf(percentile(def.onSpare, 50)), "spare-first-inout-p50-ms")
 		}
-		b.ReportMetric(msOf(percentile(in, 50)), "first-in-p50-ms")
-		if len(spawn) > 0 {
-			b.ReportMetric(msOf(percentile(spawn, 50)), "first-proc-p50-ms")
-			b.ReportMetric(msOf(percentile(stdin, 50)), "first-stdin-p50-ms")
-		}
-		b.ReportMetric(msOf(percentile(inOut, 50)), "first-inout-p50-ms")
-		b.ReportMetric(msOf(percentile(inOut, 90)), "first-inout-p90-ms")
-		b.ReportMetric(msOf(cpu), "host-cpu-ms/first-turn")
+		b.ReportMetric(msOf(def.cpu), "default-host-cpu-ms/first-turn")
 	}
+}
+
+// firstTurnRound is what measureFirstTurns measured, per first turn: in, first-proc
+// and first-stdin (the spans of BenchmarkFirstTurnTelegram's comment; the
+// last two only for turns that started their claude), in + out, in + out of
+// the turns on a spare, how many of those, and the host's CPU per turn.
+type firstTurnRound struct {
+	in, spawn, stdin, inOut, onSpare []time.Duration
+	spare                            int
+	cpu                              time.Duration
+}
+
+// measureFirstTurns sends the first message of chats new chats to the host d, one
+// after the other, each waiting for its reply, and measures each turn. A
+// turn ran on a spare when its fake claude's process started before the
+// update was handed out.
+func measureFirstTurns(b *testing.B, srv *telegramtest.Server, d *Daemon, runLog string, chats int) firstTurnRound {
+	b.Helper()
+	host := d.cmd.Process.Pid
+	cpu0 := cpuTime(host)
+	ids := map[string]int{}
+	for k := range chats {
+		chat := int64(outChat + 1 + k)
+		mark := fmt.Sprintf("q%dz%dq", chat, 0)
+		text := "bench " + mark + " #mark=" + mark
+		ids[mark] = srv.PushText(telegramtest.PrivateChat(chat), telegramtest.User{ID: chat, FirstName: "First"}, text)
+		ctx, cancel := context.WithTimeout(context.Background(), tgWait)
+		sent, err := srv.WaitSent(ctx, k+2)
+		cancel()
+		if err != nil {
+			b.Fatalf("first turn %s: %v\n%s", mark, err, d.log.String())
+		}
+		if last := sent[len(sent)-1]; !strings.Contains(last.Visible, mark) {
+			b.Fatalf("first turn %s: the bot's message %d is %q, not the reply", mark, k+2, last.Visible)
+		}
+		time.Sleep(outPace)
+	}
+	r := firstTurnRound{cpu: (cpuTime(host) - cpu0) / time.Duration(chats)}
+	events := runEvents(runLog)
+	procAt := map[string]int64{} // mark → when the process that read it logged its start
+	for _, ev := range events {
+		if len(ev.Marks) > 0 && ev.Event == "start" {
+			procAt[ev.Marks[0]] = ev.Proc
+		}
+	}
+	for _, s := range turnSpans(b, srv, events, ids, "first turn") {
+		p := procAt[s.mark]
+		if p == 0 {
+			b.Fatalf("first turn %s: the run log names no process for it", s.mark)
+		}
+		r.in, r.inOut = append(r.in, s.in()), append(r.inOut, s.in()+s.out())
+		if p < s.handed {
+			r.spare++
+			r.onSpare = append(r.onSpare, s.in()+s.out())
+			continue
+		}
+		r.spawn, r.stdin = append(r.spawn, time.Duration(p-s.handed)), append(r.stdin, time.Duration(s.start-p))
+	}
+	return r
 }

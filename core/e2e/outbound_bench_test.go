@@ -95,16 +95,16 @@ type outResult struct {
 }
 
 // outHost starts a host with the defaults on a fresh fake Bot API and
-// warms its claude with one turn; admin is its admin block. The test's
-// end stops both.
-func outHost(b *testing.B, claude string, admin Attrs, storage ...Attrs) (*telegramtest.Server, *Daemon, string) {
+// warms its claude with one turn; admin is its admin block, agent adds to
+// its agent block (nil: none). The test's end stops both.
+func outHost(b *testing.B, claude string, admin, agent Attrs, storage ...Attrs) (*telegramtest.Server, *Daemon, string) {
 	b.Helper()
 	srv := telegramtest.NewServer(tgToken)
 	b.Cleanup(srv.Close)
 	dir := b.TempDir()
 	// In the workspace: the sandbox lets claude write only there.
 	runLog := filepath.Join(dir, "workspace", "claude-runs.jsonl")
-	h := loadHost(dir, claude, runLog, nil, srv.APIEndpoint())
+	h := loadHost(dir, claude, runLog, agent, srv.APIEndpoint())
 	h.Admin = admin
 	if len(storage) > 0 {
 		h.Storage = storage[0]
@@ -131,7 +131,7 @@ func outRound(b *testing.B, claude string, storage ...Attrs) outResult {
 	if *outPprof != "" {
 		admin = Attrs{"listen": sdktest.FreeAddr(b), "pprof": true}
 	}
-	srv, d, runLog := outHost(b, claude, admin, storage...)
+	srv, d, runLog := outHost(b, claude, admin, nil, storage...)
 	host := d.cmd.Process.Pid
 	plugin := tgPluginPID(d, 0)
 	var prof chan []byte
@@ -241,7 +241,7 @@ const (
 func BenchmarkFirstTextTelegram(b *testing.B) {
 	claude := fakeClaudeBin(b, b.TempDir())
 	for b.Loop() {
-		srv, d, runLog := outHost(b, claude, Attrs{"listen": ""})
+		srv, d, runLog := outHost(b, claude, Attrs{"listen": ""}, nil)
 		marks := make([]string, firstTurns)
 		for k := range marks {
 			marks[k] = fmt.Sprintf("f%dz%dq", outChat, k)

@@ -104,6 +104,12 @@ func Main() {
 	total := 0.0 // the running total of #cost turns
 	for sc.Scan() {
 		read := time.Now()
+		if id, ok := initializeRequest(sc.Bytes()); ok {
+			// A spare's initialize (core/runner/spare.go): claude answers it
+			// before any turn, and a turn never sees it.
+			_ = out.Encode(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": id}})
+			continue
+		}
 		text, ok := userText(sc.Bytes())
 		if !ok {
 			continue
@@ -252,6 +258,22 @@ func writeAPIError(out *json.Encoder, sid, kind string) {
 		msg, status = "Prompt is too long", 400
 	}
 	_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": true, "result": msg, "api_error_status": status, "session_id": sid, "num_turns": 1})
+}
+
+// initializeRequest is the request id of an initialize control request,
+// the one the Agent SDK opens a session with; false for any other line.
+func initializeRequest(line []byte) (string, bool) {
+	var in struct {
+		Type      string `json:"type"`
+		RequestID string `json:"request_id"`
+		Request   struct {
+			Subtype string `json:"subtype"`
+		} `json:"request"`
+	}
+	if json.Unmarshal(line, &in) != nil || in.Type != "control_request" || in.Request.Subtype != "initialize" {
+		return "", false
+	}
+	return in.RequestID, true
 }
 
 // userText is the text of a user message line of the stream-json input

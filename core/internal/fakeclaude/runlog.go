@@ -39,6 +39,10 @@ type RunEvent struct {
 	// PID is the fake's process id (also its process group: claude's
 	// tools live in it).
 	PID int `json:"pid"`
+	// Proc is the At of the process's "proc" event: which process logged
+	// the event where pids say nothing (every sandboxed fake has the same
+	// pid in its own PID namespace).
+	Proc int64 `json:"proc"`
 	// Marks are the #mark ids of the turn's prompt.
 	Marks []string `json:"marks,omitempty"`
 	// At is the wall clock, in Unix nanoseconds: for "start" when the
@@ -68,6 +72,9 @@ func PartLabel(mark string, i, n int) string {
 	return fmt.Sprintf("mark %s part %d/%d", mark, i, n)
 }
 
+// procAt is the At of this process's "proc" event.
+var procAt int64
+
 // logRun appends ev to the run log, if there is one. Each event is one
 // write on a file opened with O_APPEND, so the lines of concurrent fakes
 // do not mix.
@@ -80,6 +87,10 @@ func logRun(ev RunEvent) {
 	if ev.At == 0 {
 		ev.At = time.Now().UnixNano()
 	}
+	if ev.Event == "proc" {
+		procAt = ev.At
+	}
+	ev.Proc = procAt
 	b, _ := json.Marshal(ev)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
