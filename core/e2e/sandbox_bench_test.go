@@ -151,7 +151,10 @@ func BenchmarkFirstTurnSandbox(b *testing.B) {
 			lat    []time.Duration
 		}
 		var hosts [3]*host
-		for i, agent := range []Attrs{sandboxOff, nil, nil} {
+		// spare = false: every first turn starts claude, which is what this
+		// compares (a brand-new chat would otherwise adopt a spare while
+		// max_warm leaves room for one).
+		for i, agent := range []Attrs{{"sandbox": "off", "spare": false}, {"spare": false}, {"spare": false}} {
 			srv := telegramtest.NewServer(tgToken)
 			b.Cleanup(srv.Close)
 			dir := b.TempDir()
