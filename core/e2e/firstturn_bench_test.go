@@ -98,6 +98,7 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 		b.ReportMetric(100*float64(def.spare)/float64(firstTurnChats), "spare-first-turns-%")
 		if len(def.onSpare) > 0 {
 			b.ReportMetric(msOf(percentile(def.onSpare, 50)), "spare-first-inout-p50-ms")
+			b.ReportMetric(msOf(percentile(def.spareIn, 50)), "spare-first-in-p50-ms")
 		}
 		b.ReportMetric(msOf(def.cpu), "default-host-cpu-ms/first-turn")
 	}
@@ -105,10 +106,10 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 
 // firstTurnRound is what measureFirstTurns measured, per first turn: in, first-proc
 // and first-stdin (the spans of BenchmarkFirstTurnTelegram's comment; the
-// last two only for turns that started their claude), in + out, in + out of
-// the turns on a spare, how many of those, and the host's CPU per turn.
+// last two only for turns that started their claude), in + out, in + out and
+// in of the turns on a spare, how many of those, and the host's CPU per turn.
 type firstTurnRound struct {
-	in, spawn, stdin, inOut, onSpare []time.Duration
+	in, spawn, stdin, inOut, onSpare, spareIn []time.Duration
 	spare                            int
 	cpu                              time.Duration
 }
@@ -154,7 +155,7 @@ func measureFirstTurns(b *testing.B, srv *telegramtest.Server, d *Daemon, runLog
 		r.in, r.inOut = append(r.in, s.in()), append(r.inOut, s.in()+s.out())
 		if p < s.handed {
 			r.spare++
-			r.onSpare = append(r.onSpare, s.in()+s.out())
+			r.onSpare, r.spareIn = append(r.onSpare, s.in()+s.out()), append(r.spareIn, s.in())
 			continue
 		}
 		r.spawn, r.stdin = append(r.spawn, time.Duration(p-s.handed)), append(r.stdin, time.Duration(s.start-p))

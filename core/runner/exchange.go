@@ -96,7 +96,7 @@ func (r *Runner) attempts(st stopper, t *Turn, req TurnRequest, w Wait) Result {
 	if r.sparesOn(req) {
 		id := r.spareIDOf(req)
 		spare = &id
-		defer func() { r.afterNewSession(req, id, plan.adopted) }()
+		defer func() { r.afterNewSession(t, req, id, plan.adopted) }()
 	}
 	for attempt := 0; ; attempt++ {
 		if plan.resume || !req.AdoptSpare {

@@ -196,10 +196,15 @@ func (r *Runner) sessionOf(key, asked string) string {
 	return asked
 }
 
-// afterNewSession, once a new session's turn is over, starts the agent's next spare
+// settleLimit bounds how long a spare's start waits for the turn that asked for it to
+// be settled (Turn.Settle): a caller that never says so delays the agent's next spare
+// by this much, no more.
+const settleLimit = 2 * time.Second
+
+// afterNewSession, once a new session's turn t is over, starts the agent's next spare
 // when the session adopted one or repeated the previous new session's identity, and
-// it fits.
-func (r *Runner) afterNewSession(req TurnRequest, id spareID, adopted bool) {
+// it fits. The start waits for t to be settled (or settleLimit), off the reply's path.
+func (r *Runner) afterNewSession(t *Turn, req TurnRequest, id spareID, adopted bool) {
 	agent := id.cfg.Name
 	sk := spareKey(agent)
 	keyed := id
@@ -237,6 +242,17 @@ func (r *Runner) afterNewSession(req TurnRequest, id spareID, adopted bool) {
 	}
 	go func() {
 		defer r.wg.Done()
+		timer, expired := r.clock.NewTimer(settleLimit)
+		defer timer.Stop()
+		select {
+		case <-t.settled:
+		case <-expired:
+		case <-r.quit:
+			r.mu.Lock()
+			delete(r.spares.starting, agent)
+			r.mu.Unlock()
+			return
+		}
 		r.startSpare(id, tools, late)
 	}()
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 )
 
 // spareEnv is a fake-claude runner with spares on, its spares' arrivals on a channel.
@@ -294,5 +297,60 @@ func TestSpareStopsWhenIdle(t *testing.T) {
 	}
 	if p := e.r.Pool(); p.Spares != 0 {
 		t.Fatalf("pool: %+v", p)
+	}
+}
+
+// A spare's start waits for the turn that asked for it to be settled (its reply
+// delivered: Turn.Settle), so that it never takes the processor the reply's path
+// needs; a turn its caller never settles starts it settleLimit after its end.
+func TestSpareStartsOnceTheTurnIsSettled(t *testing.T) {
+	t.Parallel()
+	e := newSpareFake(t, nil)
+	clk := tstimetest.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	e.r.mu.Lock()
+	e.r.clock = clk
+	e.r.mu.Unlock()
+	// unsettled runs a new session's turn to its end without settling it, and
+	// returns it once the spare's start waits for it: armed more timers are
+	// then armed on the clock (the start's wait, and the idle timer of a
+	// process new to the pool).
+	unsettled := func(key string, armed int) *Turn {
+		t.Helper()
+		before := clk.Waiters()
+		turn, err := e.r.Run(context.Background(), newSession(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range turn.Events() {
+		}
+		<-turn.Done()
+		if !e.starting() {
+			t.Fatalf("turn %s: no spare start was decided", key)
+		}
+		if !clk.BlockUntil(before+armed, 10*time.Second) {
+			t.Fatalf("turn %s: the spare's start never waited (%d timers armed, %d before)", key, clk.Waiters(), before)
+		}
+		select {
+		case <-e.ready:
+			t.Fatalf("turn %s: a spare was started before the turn was settled", key)
+		default:
+		}
+		return turn
+	}
+	mustOK(t, runTurn(t, e.r, newSession("a")), "echo: hi a")
+	b := unsettled("b", 2)
+	if p := e.r.Pool(); p.SparesStarted != 0 {
+		t.Fatalf("pool before the turn was settled: %+v", p)
+	}
+	b.Settle()
+	sp := e.nextSpare(t)
+	if sp == nil {
+		t.Fatal("the spare was given up")
+	}
+	// c adopts it; its replacement waits for c, whose caller never settles it.
+	unsettled("c", 1) // the spare's idle timer was armed already
+	clk.Advance(settleLimit)
+	if next := e.nextSpare(t); next == nil || next == sp {
+		t.Fatal("no new spare after settleLimit")
 	}
 }

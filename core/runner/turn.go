@@ -28,6 +28,11 @@ type Turn struct {
 	done chan struct{}
 	res  Result
 
+	// settled is closed by Settle (or Wait): the caller is done with the
+	// turn's reply.
+	settled    chan struct{}
+	settleOnce sync.Once
+
 	// steering lets Runner.Steer write to the process running the turn.
 	steering steering
 }
@@ -37,7 +42,7 @@ type Turn struct {
 const outBuffer = 16
 
 func newTurn(key string) *Turn {
-	return &Turn{key: key, out: make(chan Event, outBuffer), abortCh: make(chan struct{}), done: make(chan struct{})}
+	return &Turn{key: key, out: make(chan Event, outBuffer), abortCh: make(chan struct{}), done: make(chan struct{}), settled: make(chan struct{})}
 }
 
 // Events yields the turn's events in order; the last is EventResult, then the channel is
@@ -54,8 +59,18 @@ func (t *Turn) Wait() Result {
 		}
 	}
 	<-t.done
+	t.Settle() // nothing of the turn is delivered by the runner's caller after this
 	return t.res
 }
+
+// Settle tells the runner that the caller is done with the turn's reply: it was
+// recorded and handed to the chat. What the turn leaves for later, the agent's next
+// spare claude, is started then, not while the reply is on its way: on a host that runs
+// its Go code on one processor while light (core/internal/procpace), a start's few
+// milliseconds of work would otherwise come before the reply's send. A turn never
+// settled starts that work settleLimit after its end. Wait settles the turn itself;
+// calling Settle more than once is harmless.
+func (t *Turn) Settle() { t.settleOnce.Do(func() { close(t.settled) }) }
 
 // Done is closed when the turn has ended (its Result is final).
 func (t *Turn) Done() <-chan struct{} { return t.done }

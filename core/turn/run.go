@@ -86,6 +86,10 @@ type Outcome struct {
 	// logDone logs the finished turn; Run calls it once the reply was
 	// handed over (the line is not on the reply's path).
 	logDone func()
+	// settle tells the runner the reply is delivered, so that what the
+	// turn left for later (the agent's next spare claude) starts off the
+	// reply's path; Run calls it last.
+	settle func()
 }
 
 // Run runs the turn.
@@ -179,6 +183,9 @@ func (t *Turns) Run(ctx context.Context, req Request) Outcome {
 		o.Draft.Final(line)
 	}
 	ty.end()
+	if o.settle != nil {
+		o.settle()
+	}
 	return o
 }
 
@@ -272,7 +279,7 @@ func (t *Turns) exchange(ctx context.Context, log *turnLog, set Settings, req Re
 	o.card, o.took, o.bookkeeping = out.card, t.opts.Now().Sub(started), bookkeeping
 	o.silent = res.Err == nil && out.silent && out.remainder == ""
 	o.claudeCost = &store.ClaudeCost{Key: req.Key.String(), Of: claudeSessionOf(sess, res), USD: cost.Total}
-	o.steps, o.sessionID = out.steps, claudeSessionOf(sess, res)
+	o.steps, o.sessionID, o.settle = out.steps, claudeSessionOf(sess, res), out.settle
 	tok := turnTokens(res.Usage)
 	o.usage = &store.TurnUsage{At: t.opts.Now(), Agent: req.Key.Agent, Instance: last.Instance, ChatID: last.ChatID, Sender: SenderOf(&msgs[0]),
 		Model: res.Model, InputTokens: tok.Input, OutputTokens: tok.Output, CacheReadTokens: tok.CacheRead, CacheCreationTokens: tok.CacheCreation,

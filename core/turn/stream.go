@@ -31,6 +31,9 @@ type streamed struct {
 	silent bool
 	// steps are the run's tool calls, in order (for agent_end).
 	steps []hook.ToolStep
+	// settle tells the runner the turn's reply is delivered
+	// (runner.Turn.Settle); nil when claude did not run.
+	settle func()
 }
 
 // streamer shows one run's text while it is produced: blocks are sent as
@@ -176,6 +179,7 @@ func (t *Turns) runAgent(ctx context.Context, set Settings, r agentRun) (runner.
 		s.stopLive()
 		return runner.Result{Err: &runner.Error{Kind: runner.KindCrash, Notice: "The agent is unavailable right now.", Detail: err.Error()}}, s.out
 	}
+	s.out.settle = run.Settle
 	res := s.consume(run.Events())
 	s.stopLive()
 	if res.Model != "" {
