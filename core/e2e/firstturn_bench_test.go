@@ -110,8 +110,8 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 // in of the turns on a spare, how many of those, and the host's CPU per turn.
 type firstTurnRound struct {
 	in, spawn, stdin, inOut, onSpare, spareIn []time.Duration
-	spare                            int
-	cpu                              time.Duration
+	spare                                     int
+	cpu                                       time.Duration
 }
 
 // measureFirstTurns sends the first message of chats new chats to the host d, one
