@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/config"
-	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/internal/mcpapproval"
 	"github.com/clawhost/clawhost/core/settings"
 )
 
@@ -40,12 +40,12 @@ func mcpApproveCommand(inv invocation) int {
 		by = u.Username
 	}
 	path := filepath.Join(cfg.DataDir, settings.MCPApprovalsFile)
-	a, err := runner.ApproveProjectMCP(path, id, agent.Workspace, by, time.Now())
+	a, err := mcpapproval.Approve(path, id, agent.Workspace, by, time.Now())
 	if err != nil {
 		fmt.Fprintf(inv.stderr, "clawhost mcp-approve: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(inv.stdout, "Approved %s for agent %s (sha256 %s), servers: %v.\nIts claude loads them from its next process; a change to the file needs a new approval.\n",
-		filepath.Join(a.Workspace, runner.ProjectMCPFile), id, a.SHA256[:16], a.Servers)
+		filepath.Join(a.Workspace, mcpapproval.File), id, a.SHA256[:16], a.Servers)
 	return 0
 }

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/mcpapproval"
 	"github.com/clawhost/clawhost/core/pluginhost"
-	"github.com/clawhost/clawhost/core/runner"
 	"github.com/clawhost/clawhost/core/settings"
 )
 
@@ -33,12 +33,12 @@ func doctorMCPServers(_ context.Context, cfg *config.Config, _ *pluginhost.Super
 			}
 			out = append(out, Check{Name: name, Verdict: VerdictOK, Found: path})
 		}
-		file := filepath.Join(a.Workspace, runner.ProjectMCPFile)
+		file := filepath.Join(a.Workspace, mcpapproval.File)
 		if _, err := os.Stat(file); err != nil {
 			continue
 		}
 		name := fmt.Sprintf("workspace MCP servers (agent %s)", a.ID)
-		if _, err := runner.ApprovedProjectMCP(filepath.Join(cfg.DataDir, settings.MCPApprovalsFile), a.ID, a.Workspace); err != nil {
+		if _, err := mcpapproval.Approved(filepath.Join(cfg.DataDir, settings.MCPApprovalsFile), a.ID, a.Workspace); err != nil {
 			out = append(out, Check{Name: name, Verdict: VerdictWarn, Found: err.Error(), Do: "read the file, then clawhost mcp-approve " + a.ID})
 		} else {
 			out = append(out, Check{Name: name, Verdict: VerdictOK, Found: file + " approved"})

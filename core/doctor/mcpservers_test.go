@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/config/configtest"
-	"github.com/clawhost/clawhost/core/runner"
+	"github.com/clawhost/clawhost/core/internal/mcpapproval"
 	"github.com/clawhost/clawhost/core/settings"
 )
 
@@ -46,7 +46,7 @@ func TestDoctorWorkspaceMCP(t *testing.T) {
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(ws, runner.ProjectMCPFile), []byte(`{"mcpServers":{"fs":{"command":"true"}}}`), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(ws, mcpapproval.File), []byte(`{"mcpServers":{"fs":{"command":"true"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg := configtest.Load(t, "data_dir = \""+filepath.Join(dir, "data")+"\"\nagent {\n  workspace = \""+ws+"\"\n}\n")
@@ -54,7 +54,7 @@ func TestDoctorWorkspaceMCP(t *testing.T) {
 	if len(got) != 1 || got[0].Verdict != VerdictWarn || !strings.Contains(got[0].Found, "is not approved") || got[0].Do != "read the file, then clawhost mcp-approve main" {
 		t.Fatalf("unapproved: %+v", got)
 	}
-	if _, err := runner.ApproveProjectMCP(filepath.Join(dir, "data", settings.MCPApprovalsFile), "main", ws, "alice", time.Now()); err != nil {
+	if _, err := mcpapproval.Approve(filepath.Join(dir, "data", settings.MCPApprovalsFile), "main", ws, "alice", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if got := doctorMCPServers(context.Background(), cfg, nil); len(got) != 1 || got[0].Verdict != VerdictOK {

@@ -100,7 +100,7 @@ type Config struct {
 	// --mcp-config: a 0600 file in the process's TMPDIR (mcpServersFile).
 	MCPServers []MCPServer
 	// MCPApprovals is the file of the owners' approvals of the workspaces'
-	// .mcp.json (ApproveProjectMCP); "" never loads one.
+	// .mcp.json (core/internal/mcpapproval); "" never loads one.
 	MCPApprovals string
 	// AddDirs are extra directories the tools may access, each passed as --add-dir.
 	AddDirs []string

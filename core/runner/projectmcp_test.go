@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawhost/clawhost/core/internal/mcpapproval"
 )
 
 // TestProjectMCPApproval: a workspace's .mcp.json reaches claude only as
@@ -17,7 +19,7 @@ func TestProjectMCPApproval(t *testing.T) {
 	t.Parallel()
 	ws, tmp, data := t.TempDir(), t.TempDir(), t.TempDir()
 	approvals := filepath.Join(data, "mcp-approvals.json")
-	file := filepath.Join(ws, ProjectMCPFile)
+	file := filepath.Join(ws, mcpapproval.File)
 	c := &Config{Name: "main", Workspace: ws, MCPApprovals: approvals}
 	other := &Config{Name: "ops", Workspace: ws, MCPApprovals: approvals}
 	at := time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC)
@@ -32,7 +34,7 @@ func TestProjectMCPApproval(t *testing.T) {
 	if p, err := projectMCP(c, ws, tmp); p != "" || err == nil || !strings.Contains(err.Error(), "is not approved") {
 		t.Fatalf("before the approval: %q, %v", p, err)
 	}
-	a, err := ApproveProjectMCP(approvals, "main", ws, "alice", at)
+	a, err := mcpapproval.Approve(approvals, "main", ws, "alice", at)
 	if err != nil || len(a.Servers) != 1 || a.Servers[0] != "fs" || a.By != "alice" || !a.At.Equal(at) {
 		t.Fatalf("approve: %+v, %v", a, err)
 	}
@@ -58,7 +60,7 @@ func TestProjectMCPApproval(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{"mcpServers":{"clawhost":{"command":"x"}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ApproveProjectMCP(approvals, "main", ws, "alice", at); err == nil {
+	if _, err := mcpapproval.Approve(approvals, "main", ws, "alice", at); err == nil {
 		t.Fatal("a file naming clawhost's own server was approved")
 	}
 }

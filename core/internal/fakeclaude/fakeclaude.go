@@ -104,10 +104,7 @@ func Main() {
 	total := 0.0 // the running total of #cost turns
 	for sc.Scan() {
 		read := time.Now()
-		if id, ok := initializeRequest(sc.Bytes()); ok {
-			// A spare's initialize (core/runner/spare.go): claude answers it
-			// before any turn, and a turn never sees it.
-			_ = out.Encode(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": id}})
+		if answerInitialize(out, sc.Bytes()) {
 			continue
 		}
 		text, ok := userText(sc.Bytes())
@@ -137,14 +134,9 @@ func Main() {
 			writeAPIError(out, sid, kind)
 			continue
 		}
-		if _, ok := directive(text, "silent"); ok {
-			assistant("NO_REPLY")
-			result("NO_REPLY")
-			continue
-		}
-		if _, ok := directive(text, "heartbeat-ok"); ok {
-			assistant("HEARTBEAT_OK")
-			result("HEARTBEAT_OK")
+		if token, ok := tokenReply(text); ok {
+			assistant(token)
+			result(token)
 			continue
 		}
 		if n, ok := directive(text, "blocks"); ok {
@@ -258,6 +250,28 @@ func writeAPIError(out *json.Encoder, sid, kind string) {
 		msg, status = "Prompt is too long", 400
 	}
 	_ = out.Encode(map[string]any{"type": "result", "subtype": "success", "is_error": true, "result": msg, "api_error_status": status, "session_id": sid, "num_turns": 1})
+}
+
+// tokenReply is the whole answer #silent and #heartbeat-ok ask for.
+func tokenReply(text string) (string, bool) {
+	if _, ok := directive(text, "silent"); ok {
+		return "NO_REPLY", true
+	}
+	if _, ok := directive(text, "heartbeat-ok"); ok {
+		return "HEARTBEAT_OK", true
+	}
+	return "", false
+}
+
+// answerInitialize answers line when it is a spare's initialize
+// (core/runner/spare.go), as claude does before any turn (a turn never
+// sees it), and reports whether it was.
+func answerInitialize(out *json.Encoder, line []byte) bool {
+	id, ok := initializeRequest(line)
+	if ok {
+		_ = out.Encode(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": id}})
+	}
+	return ok
 }
 
 // initializeRequest is the request id of an initialize control request,
