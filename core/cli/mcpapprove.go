@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/config"
+	"github.com/clawhost/clawhost/core/internal/atomicfile"
 	"github.com/clawhost/clawhost/core/internal/mcpapproval"
 	"github.com/clawhost/clawhost/core/settings"
 )
@@ -40,7 +41,7 @@ func mcpApproveCommand(inv invocation) int {
 		by = u.Username
 	}
 	path := filepath.Join(cfg.DataDir, settings.MCPApprovalsFile)
-	a, err := mcpapproval.Approve(path, id, agent.Workspace, by, time.Now())
+	a, err := mcpapproval.Approve(path, id, agent.Workspace, by, time.Now(), atomicfile.Write)
 	if err != nil {
 		fmt.Fprintf(inv.stderr, "clawhost mcp-approve: %v\n", err)
 		return 1

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawhost/clawhost/core/config/configtest"
+	"github.com/clawhost/clawhost/core/internal/atomicfile"
 	"github.com/clawhost/clawhost/core/internal/mcpapproval"
 	"github.com/clawhost/clawhost/core/settings"
 )
@@ -54,7 +55,7 @@ func TestDoctorWorkspaceMCP(t *testing.T) {
 	if len(got) != 1 || got[0].Verdict != VerdictWarn || !strings.Contains(got[0].Found, "is not approved") || got[0].Do != "read the file, then clawhost mcp-approve main" {
 		t.Fatalf("unapproved: %+v", got)
 	}
-	if _, err := mcpapproval.Approve(filepath.Join(dir, "data", settings.MCPApprovalsFile), "main", ws, "alice", time.Now()); err != nil {
+	if _, err := mcpapproval.Approve(filepath.Join(dir, "data", settings.MCPApprovalsFile), "main", ws, "alice", time.Now(), atomicfile.Write); err != nil {
 		t.Fatal(err)
 	}
 	if got := doctorMCPServers(context.Background(), cfg, nil); len(got) != 1 || got[0].Verdict != VerdictOK {

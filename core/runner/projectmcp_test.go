@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawhost/clawhost/core/internal/atomicfile"
 	"github.com/clawhost/clawhost/core/internal/mcpapproval"
 )
 
@@ -34,7 +35,7 @@ func TestProjectMCPApproval(t *testing.T) {
 	if p, err := projectMCP(c, ws, tmp); p != "" || err == nil || !strings.Contains(err.Error(), "is not approved") {
 		t.Fatalf("before the approval: %q, %v", p, err)
 	}
-	a, err := mcpapproval.Approve(approvals, "main", ws, "alice", at)
+	a, err := mcpapproval.Approve(approvals, "main", ws, "alice", at, atomicfile.Write)
 	if err != nil || len(a.Servers) != 1 || a.Servers[0] != "fs" || a.By != "alice" || !a.At.Equal(at) {
 		t.Fatalf("approve: %+v, %v", a, err)
 	}
@@ -60,7 +61,7 @@ func TestProjectMCPApproval(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{"mcpServers":{"clawhost":{"command":"x"}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mcpapproval.Approve(approvals, "main", ws, "alice", at); err == nil {
+	if _, err := mcpapproval.Approve(approvals, "main", ws, "alice", at, atomicfile.Write); err == nil {
 		t.Fatal("a file naming clawhost's own server was approved")
 	}
 }

@@ -70,9 +70,10 @@ func Read(path string) (map[string]Approval, error) {
 }
 
 // Approve records that by approved agent's workspace .mcp.json as
-// it is now: its sha256 and server names, in the approvals file at path
-// (0600, replaced whole: a crash leaves the old file or the new one).
-func Approve(path, agent, workspace, by string, now time.Time) (Approval, error) {
+// it is now: its sha256 and server names, in the approvals file at path.
+// write replaces the file whole (atomicfile.Write: 0600, synced before its
+// rename, so a crash or a power loss leaves the old file or the new one).
+func Approve(path, agent, workspace, by string, now time.Time, write func(path string, data []byte) error) (Approval, error) {
 	b, err := os.ReadFile(filepath.Join(workspace, File))
 	if err != nil {
 		return Approval{}, err
@@ -88,14 +89,10 @@ func Approve(path, agent, workspace, by string, now time.Time) (Approval, error)
 	a := Approval{SHA256: digest(b), Workspace: workspace, Servers: names, By: by, At: now.UTC()}
 	all[agent] = a
 	out, _ := json.MarshalIndent(all, "", "  ")
-	tmp := path + ".tmp"
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return Approval{}, err
 	}
-	if err := os.WriteFile(tmp, append(out, '\n'), 0o600); err != nil {
-		return Approval{}, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := write(path, append(out, '\n')); err != nil {
 		return Approval{}, err
 	}
 	return a, nil
