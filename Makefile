@@ -293,7 +293,9 @@ check: ## fmt, vet, proto in sync, go mod tidy, dependency rules, function and f
 	@(cd tools/dendrite && GOWORK=off $(GO) mod tidy -diff) || { echo "tools/dendrite/go.mod or go.sum is not tidy: run make tidy"; exit 1; }
 	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) vet ./... && mod tidy -diff && darwin build)"; \
 	  (cd $$m && GOWORK=off $(GO) vet -tags goolm ./... && GOWORK=off $(GO) mod tidy -diff && GOWORK=off GOOS=darwin GOARCH=arm64 $(GO) build -tags goolm ./...) || { echo "$$m: vet, tidy (cd $$m && GOWORK=off go mod tidy) or the macOS build failed"; exit 1; }; done
-	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule|TestArchitectureDoc|TestSizeLimits|TestParameterLimits|TestPackageBounds|TestWaitsHaveABudget|TestTestsWriteProgramsWithWriteExecutable|TestChannelPluginsLinkNoMarkdownParser' ./core/archtest/
+	$(GO) test -count=1 -run 'TestDependencyRules|TestSDKModule|TestArchitectureDoc|TestSizeLimits|TestParameterLimits|TestPackageBounds|TestWaitsHaveABudget|TestTestsWriteProgramsWithWriteExecutable|TestChannelPluginsLinkNoMarkdownParser|TestNothingLinksTheFilterCompiler' ./core/archtest/
+	$(GO) test -count=1 -tags seccompasm -run 'TestFilterIsCompiledAhead' ./core/internal/confine/
+	GOOS=linux GOARCH=arm64 $(GO) vet ./core/internal/confine/ ./core/sandbox/...
 	$(GO) test -count=1 -run 'TestConfigurationReference' ./core/config/
 	$(GO) test -count=1 -run 'TestDocs' ./core/cli/
 	cd sdk && $(GO) test -count=1 -run 'TestAPIIsRecorded' .

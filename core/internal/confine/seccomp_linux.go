@@ -4,12 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"slices"
-	"sync"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
-	"github.com/elastic/go-seccomp-bpf/arch"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,57 +33,6 @@ var Denied = []struct {
 // ENOSYS, and the C library falls back to clone (Docker does the same).
 const nsFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
 	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWTIME
-
-// policy is the filter as go-seccomp-bpf's policy for this machine's
-// architecture; a name the architecture lacks is left out (it cannot be called).
-func policy() (seccomp.Policy, error) {
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return seccomp.Policy{}, fmt.Errorf("seccomp: %w", err)
-	}
-	var names []string
-	for _, d := range Denied {
-		for _, n := range d.Names {
-			if _, ok := info.SyscallNames[n]; ok && !slices.Contains(names, n) {
-				names = append(names, n)
-			}
-		}
-	}
-	return seccomp.Policy{
-		DefaultAction: seccomp.ActionAllow,
-		Syscalls: []seccomp.SyscallGroup{
-			{Names: names, Action: seccomp.ActionErrno},
-			{Names: []string{"clone3"}, Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS)},
-			{NamesWithCondtions: []seccomp.NameWithConditions{{Name: "clone", Conditions: seccomp.ArgumentConditions{
-				{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags}}}}, Action: seccomp.ActionErrno},
-		},
-	}, nil
-}
-
-// program is the filter's BPF: a call of any architecture but the machine's own
-// (the 32-bit ABI through int 0x80, whose numbers differ) answers ENOSYS first —
-// go-seccomp-bpf lets another architecture's calls through to its default action.
-var program = sync.OnceValues(func() ([]bpf.RawInstruction, error) {
-	p, err := policy()
-	if err != nil {
-		return nil, err
-	}
-	insts, err := p.Assemble()
-	if err != nil {
-		return nil, fmt.Errorf("seccomp: %w", err)
-	}
-	info, _ := arch.GetInfo("")
-	own := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
-		bpf.RetConstant{Val: uint32(seccomp.ActionErrno) | uint32(unix.ENOSYS)},
-	}
-	raw, err := bpf.Assemble(append(own, insts...))
-	if err != nil {
-		return nil, fmt.Errorf("seccomp: %w", err)
-	}
-	return raw, nil
-})
 
 // Filter is the compiled filter as struct sock_filter records in the machine's byte
 // order, what bubblewrap's --seccomp reads from a descriptor.
