@@ -23,7 +23,6 @@ package helper
 // boundary and manifest tests hold for both.
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
@@ -67,12 +66,13 @@ type startOrder struct {
 }
 
 // preparedOrder is the start as the helper hands it to the prepared process.
+// Its wire form: appendOrder.
 type preparedOrder struct {
-	Spec string   `json:"spec"` // confine.Spec, encoded
-	Path string   `json:"path"`
-	Argv []string `json:"argv"`
-	Env  []string `json:"env"`
-	Dir  string   `json:"dir"`
+	Spec confine.Spec
+	Path string
+	Argv []string
+	Env  []string
+	Dir  string
 }
 
 // preparedStart is a start made ahead, on a locked thread that waits for it (take) and
@@ -160,11 +160,8 @@ func (p *preparedStart) finish(req Request, fds []int) started {
 		p.discard()
 		return started{err: err}
 	}
-	b, err := json.Marshal(preparedOrder{Spec: confineSpec(req).Encode(), Path: path, Argv: req.Argv, Env: lastWins(req.Env), Dir: req.Dir})
-	if err == nil {
-		err = unix.Sendmsg(p.ctl, b, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
-	}
-	if err != nil {
+	b := appendOrder(nil, &preparedOrder{Spec: confineSpec(req), Path: path, Argv: req.Argv, Env: lastWins(req.Env), Dir: req.Dir})
+	if err := unix.Sendmsg(p.ctl, b, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL); err != nil {
 		// Gone while it waited: the unprepared start, from this thread and view.
 		p.discard()
 		attr, err := zygoteLimit(req.User)
@@ -213,8 +210,8 @@ func preparedExec() int {
 		return 0 // the helper closed its end: not wanted
 	}
 	fds := seqpacket.ReceivedFDs(oob[:oobn])
-	var o preparedOrder
-	if err := json.Unmarshal(buf[:n], &o); err != nil || len(fds) != 3 {
+	o, err := decodeOrder(buf[:n])
+	if err != nil || len(fds) != 3 {
 		fmt.Fprintf(os.Stderr, "sandbox helper: a prepared start got %d descriptors and %v\n", len(fds), err)
 		return 2
 	}
@@ -225,10 +222,8 @@ func preparedExec() int {
 		}
 	}
 	seqpacket.CloseAll(fds)
-	s, err := confine.DecodeSpec(o.Spec)
-	if err == nil {
-		err = unix.Chdir(o.Dir)
-	}
+	s := o.Spec
+	err = unix.Chdir(o.Dir)
 	if err == nil && !slices.Contains(s.Weaken, "cloexec") {
 		// Its socket to the helper, and anything else, stays here.
 		err = unix.CloseRange(preparedFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/clawhost/clawhost/core/internal/confine"
 )
 
 func TestZygoteWireRoundTrip(t *testing.T) {
@@ -77,4 +79,31 @@ func BenchmarkZygoteWire(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A prepared start's order goes through its wire form whole, and one cut short or with
+// a byte more is refused.
+func TestPreparedOrderWire(t *testing.T) {
+	for _, o := range []preparedOrder{
+		{},
+		{Spec: confine.Spec{ReadOnly: []string{"/proc", "/usr"}, Writable: []string{"/dev", "/w"}, Weaken: []string{"cloexec"}},
+			Path: "/usr/bin/claude", Argv: []string{"claude", "-p", ""}, Env: []string{"HOME=/h", "A=é\x00b"}, Dir: "/w"},
+	} {
+		b := appendOrder(nil, &o)
+		got, err := decodeOrder(b)
+		if err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		if !reflect.DeepEqual(got, o) {
+			t.Errorf("round trip:\n got %+v\nwant %+v", got, o)
+		}
+		for i := range b {
+			if _, err := decodeOrder(b[:i]); err == nil {
+				t.Errorf("cut at %d of %d: decoded", i, len(b))
+			}
+		}
+		if _, err := decodeOrder(append(b, 0)); err == nil {
+			t.Error("a trailing byte: decoded")
+		}
+	}
 }
