@@ -48,6 +48,8 @@ func probe(dirs [3]string) map[string]string {
 	put("write granted", os.WriteFile(filepath.Join(dirs[1], "g"), nil, 0o600))
 	_, err = os.ReadFile(filepath.Join(dirs[2], "f"))
 	put("read elsewhere", err)
+	_, err = os.ReadFile(filepath.Join(dirs[2], "g"))
+	put("read granted file", err)
 	st, _ := os.ReadFile("/proc/thread-self/status")
 	for _, l := range strings.Split(string(st), "\n") {
 		if k, v, ok := strings.Cut(l, ":"); ok && (k == "CapEff" || k == "CapBnd" || k == "Seccomp") {
@@ -99,6 +101,11 @@ func TestApply(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A file granted by itself (Spec.Files): readable, its sibling f not.
+	file := filepath.Join(dirs[2], "g")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	run := func(s Spec) map[string]string {
 		t.Helper()
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -115,11 +122,11 @@ func TestApply(t *testing.T) {
 		return res
 	}
 	_, abi := State()
-	got := run(Spec{ReadOnly: []string{dirs[0], "/proc"}, Writable: []string{dirs[1]}})
+	got := run(Spec{ReadOnly: []string{dirs[0], "/proc", file}, Writable: []string{dirs[1]}, Files: []string{file}})
 	want := map[string]string{
 		"name_to_handle_at": "operation not permitted", "add_key": "operation not permitted",
 		"unshare": "operation not permitted", "clone3": "function not implemented",
-		"read granted": "ok", "write granted": "ok",
+		"read granted": "ok", "write granted": "ok", "read granted file": "ok",
 		"CapEff": "0000000000000000", "CapBnd": "0000000000000000", "Seccomp": "2",
 	}
 	if abi > 0 {

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"slices"
 	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -18,6 +18,9 @@ type Spec struct {
 	// ReadOnly paths may be read and executed beneath; Writable ones written too.
 	ReadOnly []string `json:"ro,omitempty"`
 	Writable []string `json:"rw,omitempty"`
+	// Files are those of ReadOnly and Writable that are files; the others are
+	// directories. Each rule is made from this, without a look at the path first.
+	Files []string `json:"files,omitempty"`
 	// Weaken names defences left out, for tests that show a boundary test fails
 	// without one: "seccomp", "landlock", "caps", "keyring".
 	Weaken []string `json:"weaken,omitempty"`
@@ -123,10 +126,10 @@ func restrictPaths(s Spec) error {
 	cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}.BestEffort()
 	rules := []landlock.Rule{landlock.PathAccess(ll.AccessFSReadDir, "/")}
 	for _, p := range s.ReadOnly {
-		rules = append(rules, pathRule(p, false))
+		rules = append(rules, pathRule(p, false, !slices.Contains(s.Files, p)))
 	}
 	for _, p := range s.Writable {
-		rules = append(rules, pathRule(p, true))
+		rules = append(rules, pathRule(p, true, !slices.Contains(s.Files, p)))
 	}
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
@@ -142,10 +145,9 @@ func restrictPaths(s Spec) error {
 	return nil
 }
 
-// pathRule is p's rule: a directory's rights beneath it, a file's on itself.
-func pathRule(p string, writable bool) landlock.Rule {
-	fi, err := os.Stat(p)
-	dir := err == nil && fi.IsDir()
+// pathRule is p's rule: a directory's rights beneath it, a file's on itself. A
+// path that is missing is left out (it cannot be opened from the domain either).
+func pathRule(p string, writable, dir bool) landlock.Rule {
 	switch {
 	case dir && writable:
 		return landlock.RWDirs(p).WithIoctlDev().WithRefer().IgnoreIfMissing()

@@ -20,6 +20,9 @@ func confineSpec(req Request) confine.Spec {
 		default:
 			s.ReadOnly = append(s.ReadOnly, m.Path)
 		}
+		if !m.Dir && m.Op != OpScratch { // a scratch is a tmpfs, a directory
+			s.Files = append(s.Files, m.Path)
+		}
 	}
 	// "cloexec" for a prepared start (preparedExec), which closes its own descriptors.
 	for _, w := range []string{"seccomp", "landlock", "caps", "keyring", "cloexec"} {

@@ -170,7 +170,7 @@ func (d *zygoteDecoder) end() error {
 }
 
 // A prepared start's order, helper to prepared process (preparedOrder), in the same
-// form: what to confine (confine.Spec's three lists), claude's path, argv, environment
+// form: what to confine (confine.Spec's lists), claude's path, argv, environment
 // and directory. As JSON it was the prepared process's first use of encoding/json,
 // whose decoders are built by reflection: about 0.1 ms of every recycled start's path.
 
@@ -178,6 +178,7 @@ func (d *zygoteDecoder) end() error {
 func appendOrder(b []byte, o *preparedOrder) []byte {
 	b = appendStrs(b, o.Spec.ReadOnly)
 	b = appendStrs(b, o.Spec.Writable)
+	b = appendStrs(b, o.Spec.Files)
 	b = appendStrs(b, o.Spec.Weaken)
 	b = appendStr(b, o.Path)
 	b = appendStrs(b, o.Argv)
@@ -189,7 +190,7 @@ func appendOrder(b []byte, o *preparedOrder) []byte {
 func decodeOrder(b []byte) (preparedOrder, error) {
 	d := &zygoteDecoder{b: b}
 	var o preparedOrder
-	o.Spec.ReadOnly, o.Spec.Writable, o.Spec.Weaken = d.strs(), d.strs(), d.strs()
+	o.Spec.ReadOnly, o.Spec.Writable, o.Spec.Files, o.Spec.Weaken = d.strs(), d.strs(), d.strs(), d.strs()
 	o.Path = d.str()
 	o.Argv, o.Env = d.strs(), d.strs()
 	o.Dir = d.str()

@@ -86,7 +86,7 @@ func BenchmarkZygoteWire(b *testing.B) {
 func TestPreparedOrderWire(t *testing.T) {
 	for _, o := range []preparedOrder{
 		{},
-		{Spec: confine.Spec{ReadOnly: []string{"/proc", "/usr"}, Writable: []string{"/dev", "/w"}, Weaken: []string{"cloexec"}},
+		{Spec: confine.Spec{ReadOnly: []string{"/proc", "/usr"}, Writable: []string{"/dev", "/w"}, Files: []string{"/usr/x"}, Weaken: []string{"cloexec"}},
 			Path: "/usr/bin/claude", Argv: []string{"claude", "-p", ""}, Env: []string{"HOME=/h", "A=é\x00b"}, Dir: "/w"},
 	} {
 		b := appendOrder(nil, &o)
