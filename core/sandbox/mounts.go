@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/clawhost/clawhost/core/internal/realpath"
 	"github.com/clawhost/clawhost/core/sandbox/helper"
 )
 
@@ -137,9 +136,6 @@ type pathInfo struct {
 	// real is p with every link resolved, "" when it cannot be resolved.
 	real func(p string) string
 }
-
-// hostPaths is bwrapArgs' pathInfo on the real filesystem.
-var hostPaths = pathInfo{stat: statPath, real: realpath.Of}
 
 // statPath is pathInfo.stat on the real filesystem.
 func statPath(p string) (dir, ok bool) {
