@@ -36,54 +36,54 @@ var systemGrantSet = sync.OnceValue(func() map[string]bool {
 // cachedPaths is base with the answers for the paths cached says keep reused for ttl
 // (by now's clock); every other path goes to base each time.
 func cachedPaths(base pathInfo, cached func(string) bool, now func() time.Time, ttl time.Duration) pathInfo {
-	type statEntry struct {
-		dir, ok bool
-		at      time.Time
-	}
-	type realEntry struct {
-		real string
-		at   time.Time
-	}
-	var (
-		mu    sync.Mutex
-		stats = map[string]statEntry{}
-		reals = map[string]realEntry{}
-	)
-	fresh := func(at time.Time) bool { return now().Sub(at) < ttl }
+	type kind struct{ dir, ok bool }
+	stats := &memo[kind]{now: now, ttl: ttl}
+	reals := &memo[string]{now: now, ttl: ttl}
 	return pathInfo{
 		stat: func(p string) (bool, bool) {
 			if !cached(p) {
 				return base.stat(p)
 			}
-			mu.Lock()
-			e, ok := stats[p]
-			mu.Unlock()
-			if ok && fresh(e.at) {
-				return e.dir, e.ok
-			}
-			at := now()
-			dir, exists := base.stat(p)
-			mu.Lock()
-			stats[p] = statEntry{dir: dir, ok: exists, at: at}
-			mu.Unlock()
-			return dir, exists
+			k := stats.get(p, func() kind { d, ok := base.stat(p); return kind{d, ok} })
+			return k.dir, k.ok
 		},
 		real: func(p string) string {
 			if !cached(p) {
 				return base.real(p)
 			}
-			mu.Lock()
-			e, ok := reals[p]
-			mu.Unlock()
-			if ok && fresh(e.at) {
-				return e.real
-			}
-			at := now()
-			r := base.real(p)
-			mu.Lock()
-			reals[p] = realEntry{real: r, at: at}
-			mu.Unlock()
-			return r
+			return reals.get(p, func() string { return base.real(p) })
 		},
 	}
+}
+
+// memo keeps each key's answer for ttl.
+type memo[T any] struct {
+	now func() time.Time
+	ttl time.Duration
+	mu  sync.Mutex
+	m   map[string]memoEntry[T]
+}
+
+type memoEntry[T any] struct {
+	v  T
+	at time.Time
+}
+
+// get is key's answer: the kept one while younger than ttl, else look's (kept).
+func (c *memo[T]) get(key string, look func() T) T {
+	c.mu.Lock()
+	e, ok := c.m[key]
+	c.mu.Unlock()
+	if ok && c.now().Sub(e.at) < c.ttl {
+		return e.v
+	}
+	at := c.now()
+	v := look()
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]memoEntry[T]{}
+	}
+	c.m[key] = memoEntry[T]{v: v, at: at}
+	c.mu.Unlock()
+	return v
 }
