@@ -71,8 +71,8 @@ build: ## build bin/clawhost, its sandbox helper bin/clawhost-sandbox, and every
 	$(BUILD) -o $(BIN)/clawhost ./core/cmd/clawhost
 	$(BUILD) -o $(BIN)/clawhost-sandbox ./core/cmd/clawhost-sandbox
 	@for d in $(PLUGIN_CMDS); do echo "$(GO) build -o $(BIN)/$$(basename $$d) ./$$d"; $(BUILD) -o $(BIN)/$$(basename $$d) ./$$d || exit 1; done
-	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) build -o $(CURDIR)/$(BIN)/$$(basename $$d) ./$${d#$$m/})"; \
-	  (cd $$m && GOWORK=off $(subst -tags grpcnotrace,-tags grpcnotrace$(comma)goolm,$(BUILD)) -o $(CURDIR)/$(BIN)/$$(basename $$d) ./$${d#$$m/}) || exit 1; done
+	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) build -o $(abspath $(BIN))/$$(basename $$d) ./$${d#$$m/})"; \
+	  (cd $$m && GOWORK=off $(subst -tags grpcnotrace,-tags grpcnotrace$(comma)goolm,$(BUILD)) -o $(abspath $(BIN))/$$(basename $$d) ./$${d#$$m/}) || exit 1; done
 	@for d in $(GO_EXAMPLES); do n=$$(basename $$d); echo "$(GO) build -o $(BIN)/clawhost-$$n ./$$d"; $(BUILD) -o $(BIN)/clawhost-$$n ./$$d || exit 1; done
 	@$(MAKE) --no-print-directory py-examples
 
@@ -188,16 +188,16 @@ postgres: ## install Debian's postgresql for the PostgreSQL store tests (needs r
 test: build deps ## run all tests, with the real claude CLI, a headless Chromium and the Python example
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) test ./...)"; \
 	  (cd $$m && CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_POSTGRES=1 CLAWHOST_REQUIRE_BROWSER=1 CLAWHOST_REQUIRE_PYTHON=1 CLAWHOST_REQUIRE_SYSTEMD=1 CLAWHOST_REQUIRE_TMUX=1 CLAWHOST_REQUIRE_VOICE=1 CLAWHOST_REQUIRE_DENDRITE=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
-	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./...) || exit 1; done
+	  CLAWHOST_BIN_DIR=$(abspath $(BIN)) $(GO) test -count=1 -timeout 30m ./...) || exit 1; done
 	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) test -tags goolm ./...)"; \
 	  (cd $$m && GOWORK=off CLAWHOST_REQUIRE_CLAUDE=1 CLAWHOST_REQUIRE_DENDRITE=1 CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) \
-	  CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -tags goolm -count=1 -timeout 30m ./...) || exit 1; done
+	  CLAWHOST_BIN_DIR=$(abspath $(BIN)) $(GO) test -tags goolm -count=1 -timeout 30m ./...) || exit 1; done
 
 test-go: build ## run the tests that need only Go (real-CLI and browser tests skip)
 	@for m in $(MODULES); do echo "(cd $$m && $(GO) test ./...)"; \
-	  (cd $$m && CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 ./...) || exit 1; done
+	  (cd $$m && CLAWHOST_BIN_DIR=$(abspath $(BIN)) $(GO) test -count=1 ./...) || exit 1; done
 	@for d in $(SEPARATE_PLUGINS); do m=$${d%%/cmd/*}; echo "(cd $$m && GOWORK=off $(GO) test -tags goolm ./...)"; \
-	  (cd $$m && GOWORK=off CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -tags goolm -count=1 ./...) || exit 1; done
+	  (cd $$m && GOWORK=off CLAWHOST_BIN_DIR=$(abspath $(BIN)) $(GO) test -tags goolm -count=1 ./...) || exit 1; done
 
 # Every benchmark of every module, then one table of the figures the
 # project holds itself to (core/cmd/benchreport): goal, value, pass/fail.
@@ -218,11 +218,11 @@ BENCH_ROUNDS ?= 3
 bench: build claude-cli ## run the benchmarks; ends with the table of goals and values (raw output in bin/bench.txt; BENCH_BASE=v0.1.0 beside an earlier build)
 ifeq ($(strip $(BENCH_BASE)),)
 	@rm -f $(BIN)/bench.txt; set -o pipefail; for m in $(MODULES); do echo "(cd $$m && $(GO) test -bench . ./...)"; \
-	  (cd $$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) \
+	  (cd $$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$(abspath $(BIN)) \
 	  $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m $(value BENCH_ARGS) ./...) | tee -a $(BIN)/bench.txt || exit 1; done
 	@echo; $(GO) run ./core/cmd/benchreport $(BIN)/bench.txt
 else
-	@set -eo pipefail; base=$(CURDIR)/$(BIN)/bench-base; rm -f $(BIN)/bench.txt $(BIN)/bench-base.txt; \
+	@set -eo pipefail; base=$(abspath $(BIN))/bench-base; rm -f $(BIN)/bench.txt $(BIN)/bench-base.txt; \
 	  git worktree remove --force $$base 2>/dev/null || rm -rf $$base; \
 	  git worktree add --detach $$base '$(BENCH_BASE)'; trap "git worktree remove --force $$base" EXIT; \
 	  [ -e $$base/.cache ] || [ ! -e .cache ] || ln -s $(CURDIR)/.cache $$base/.cache; \
@@ -244,7 +244,7 @@ endif
 # make chaos CHAOS_ARGS='-chaos.seed=42 -chaos.trials=host-kill9=20 -chaos.only=kill'
 CHAOS_ARGS ?=
 chaos: build ## run the chaos campaign (kills, API and store faults; CHAOS_ARGS='-chaos.seed=N -chaos.trials=host-kill9=100,...')
-	CLAWHOST_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -count=1 -v -timeout 60m -run '^TestChaos$$' ./core/chaos -args -chaos.long $(CHAOS_ARGS)
+	CLAWHOST_BIN_DIR=$(abspath $(BIN)) $(GO) test -count=1 -v -timeout 60m -run '^TestChaos$$' ./core/chaos -args -chaos.long $(CHAOS_ARGS)
 
 # buf runs from the root so that `go tool protoc-gen-go` resolves in the
 # root module (which pins the protoc plugins); the proto module itself
