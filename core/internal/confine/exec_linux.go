@@ -178,8 +178,9 @@ func loadFilter() error {
 }
 
 // Warm does ahead what Apply otherwise does first: the syscall filter's program, built
-// once per process. A process that waits for its start (a sandbox's prepared start)
-// calls it while it waits.
+// once per process where it is not compiled ahead (amd64 has it built in:
+// filter_linux_amd64.go). A process that waits for its start (a sandbox's prepared
+// start) calls it while it waits.
 func Warm() { _, _ = program() }
 
 // State is what this kernel gives a sandbox: whether the filter loads (seccomp
