@@ -388,6 +388,24 @@ func TestChannelPluginsLinkNoMarkdownParser(t *testing.T) {
 	}
 }
 
+// TestWebChatLinksNoHTMLSanitiser: the web chat writes a message's HTML
+// again itself (plugins/webchat/sanitize.go). bluemonday, its CSS parser
+// and x/net/html's entity tables, which it used before, allocated 1.1 MB
+// in their initialisers, held by every idle web chat.
+func TestWebChatLinksNoHTMLSanitiser(t *testing.T) {
+	deps := goFields(t, "list", "-tags", "grpcnotrace", "-deps", "./plugins/webchat/cmd/clawhost-webchat")
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps found only %q", deps)
+	}
+	for _, d := range deps {
+		for _, p := range []string{"github.com/microcosm-cc/bluemonday", "github.com/gorilla/css", "golang.org/x/net/html"} {
+			if d == p || strings.HasPrefix(d, p+"/") {
+				t.Errorf("the web chat links %s", d)
+			}
+		}
+	}
+}
+
 // TestNothingLinksTheFilterCompiler: on amd64 the syscall filter is compiled ahead
 // (core/internal/confine/filter_linux_amd64.go), so neither clawhost nor the sandbox
 // helper links go-seccomp-bpf, whose syscall tables' initialiser took 0.3 ms and

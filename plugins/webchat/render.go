@@ -2,10 +2,6 @@ package webchat
 
 import (
 	"html"
-	"regexp"
-	"sync"
-
-	"github.com/microcosm-cc/bluemonday"
 
 	"github.com/clawhost/clawhost/markup"
 	"github.com/clawhost/clawhost/sdk/channel"
@@ -18,32 +14,15 @@ import (
 // line breaks) without the unsafe option; raw HTML in the text is
 // shown as literal, escaped text rather than dropped, so
 // "<img src=x onerror=...>" reads as written and creates no element. The
-// result then goes through bluemonday's UGC policy, which removes scripts,
-// event handlers, styles and javascript: URLs whatever the markdown
-// produced. Plain text and user messages are escaped, never parsed. The
-// page's Content-Security-Policy (no inline script, images only from the
-// page's own origin) is a second wall behind this one.
-//
-// The policy is built when the first markdown text is rendered: its
-// expressions and element tables are about 80 KB of the heap that an idle
-// plugin, or one that only shows plain text, does not need.
-type renderer struct {
-	policy func() *bluemonday.Policy
-}
+// result then goes through sanitize, which writes again only the
+// elements and attributes markdown needs: no script, event handler,
+// style or javascript: URL whatever the markdown produced. Plain text and
+// user messages are escaped, never parsed. The page's
+// Content-Security-Policy (no inline script, images only from the page's
+// own origin) is a second wall behind this one.
+type renderer struct{}
 
-func newRenderer() *renderer {
-	return &renderer{policy: sync.OnceValue(ugcPolicy)}
-}
-
-// ugcPolicy is bluemonday's UGC policy with code blocks' language class,
-// no referrer on links and a new tab for links that leave the page.
-func ugcPolicy() *bluemonday.Policy {
-	p := bluemonday.UGCPolicy()
-	p.AllowAttrs("class").Matching(regexp.MustCompile(`^language-[\w.+-]+$`)).OnElements("code")
-	p.RequireNoReferrerOnLinks(true)
-	p.AddTargetBlankToFullyQualifiedLinks(true)
-	return p
-}
+func newRenderer() *renderer { return &renderer{} }
 
 // render returns the HTML of text in format (channel.FormatMarkdown or
 // plain). The host's rendering of a send (SendRequest.Rendered) is not
@@ -54,7 +33,7 @@ func (r *renderer) render(text string, format channel.Format) string {
 	if format != channel.FormatMarkdown {
 		return plainHTML(text)
 	}
-	return r.policy().Sanitize(markup.Render(text, markup.HTML))
+	return sanitize(markup.Render(text, markup.HTML))
 }
 
 // plainHTML is text escaped, in a block the page shows with its line breaks.

@@ -167,3 +167,72 @@ func FuzzRenderMarkdown(f *testing.F) {
 		}
 	})
 }
+
+// TestSanitize reads HTML that goldmark never writes, as an attacker who
+// got past it would hand it: what stays must be inert, and what the page's
+// messages need must stay.
+func TestSanitize(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, in, want string }{
+		{"script element goes, its text stays text", `<script>alert(1)</script>`, `alert(1)`},
+		{"handler attribute goes", `<p onclick="alert(1)">x</p>`, `<p>x</p>`},
+		{"upper case", `<P ONCLICK="alert(1)">x</P>`, `<p>x</p>`},
+		{"javascript link goes, its text stays", `<a href="javascript:alert(1)">x</a>`, `x`},
+		{"javascript link written with references", `<a href="jav&#x61;script&colon;alert(1)">x</a>`, `x`},
+		{"tab inside the scheme", "<a href=\"java\tscript:alert(1)\">x</a>", `x`},
+		{"entity tab inside the scheme", `<a href="java&#9;script:alert(1)">x</a>`, `x`},
+		{"leading space", `<a href=" javascript:alert(1)">x</a>`, `x`},
+		{"data image", `<img src="data:image/svg+xml,<svg onload=alert(1)>">`, ``},
+		{"vbscript", `<a href="VBScript:x">x</a>`, `x`},
+		{"unquoted value is text", `<a href=javascript:alert(1)>x</a>`, `&lt;a href=javascript:alert(1)&gt;x`},
+		{"single quotes are text", `<img src='x' onerror='alert(1)'>`, `&lt;img src='x' onerror='alert(1)'&gt;`},
+		{"tag split by a tag", `<scr<b>ipt>alert(1)</script>`, `&lt;script&gt;alert(1)`},
+		{"comment is text", `<!-- <script> -->`, `&lt;!--  --&gt;`},
+		{"closing tags close only what it opened", `</p></div></body><p>x`, `<p>x</p>`},
+		{"left open is closed", `<ul><li><em>x`, `<ul><li><em>x</em></li></ul>`},
+		{"a close closes what it holds", `<blockquote><p><em>x</blockquote>y`, `<blockquote><p><em>x</em></p></blockquote>y`},
+		{"style goes", `<td style="background:url(javascript:x)">1</td>`, `<td>1</td>`},
+		{"link gets rel and target", `<a href="https://example.com/a?b=1&amp;c=2" title="t">x</a>`,
+			`<a href="https://example.com/a?b=1&amp;c=2" title="t" rel="nofollow noreferrer noopener" target="_blank">x</a>`},
+		{"relative link stays on the page", `<a href="/x">x</a>`, `<a href="/x" rel="nofollow noreferrer">x</a>`},
+		{"mailto", `<a href="mailto:a@example.com">a</a>`, `<a href="mailto:a@example.com" rel="nofollow noreferrer">a</a>`},
+		{"link without href goes, not its closing's neighbour", `<em><a>x</a>y</em>`, `<em>xy</em>`},
+		{"image keeps src and alt", `<img src="/f/a.png" alt="a &quot;b&quot;" onerror="x">`, `<img src="/f/a.png" alt="a &#34;b&#34;">`},
+		{"code class", `<pre><code class="language-go">x</code></pre><code class="x">y</code>`, `<pre><code class="language-go">x</code></pre><code>y</code>`},
+		{"ol start", `<ol start="3"><li>x</li></ol><ol start="-1"></ol>`, `<ol start="3"><li>x</li></ol><ol></ol>`},
+		{"task checkbox goes", `<li><input checked="" disabled="" type="checkbox"> done</li>`, `<li> done</li>`},
+		{"references kept, bare ampersand escaped", `a &amp; b &copy; &#169; &#xA9; & c &;`, `a &amp; b &copy; &#169; &#xA9; &amp; c &amp;;`},
+		{"invalid UTF-8", "a\xffb", "a\uFFFDb"},
+		{"lone angle brackets", `a < b > c`, `a &lt; b &gt; c`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := sanitize(tt.in)
+			if got != tt.want {
+				t.Errorf("sanitize(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if bad := unsafeMarkup(got); bad != "" {
+				t.Errorf("sanitize(%q) = %q has %s", tt.in, got, bad)
+			}
+		})
+	}
+}
+
+// FuzzSanitize: whatever sanitize reads, what it writes is inert, and it
+// is its own fixed point (what it keeps, it keeps again).
+func FuzzSanitize(f *testing.F) {
+	for _, s := range []string{`<a href="javascript:x">x</a>`, `<img src="x" onerror="y">`, `<p>x</p></div>`,
+		`<a href="java&#9;script:x">`, `<svg><script>x</script></svg>`, `<a href="https://e.example">x</a>`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got := sanitize(in)
+		if bad := unsafeMarkup(got); bad != "" {
+			t.Errorf("sanitize(%q) = %q has %s", in, got, bad)
+		}
+		if again := sanitize(got); again != got {
+			t.Errorf("sanitize(%q) = %q, but sanitize of that = %q", in, got, again)
+		}
+	})
+}

@@ -14,7 +14,7 @@
 // stored it. Text is limited to MaxInboundBytes; invalid UTF-8 is replaced.
 //
 // Outbound: Send renders markdown on the server (markup.HTML, then
-// bluemonday's UGC policy; see renderer) and pushes it to every open tab of
+// sanitize, see renderer) and pushes it to every open tab of
 // the chat. Edit replaces a message in place (streaming drafts), SetTyping
 // shows an indicator that clears on On=false or after TypingTTL. Events of a
 // chat carry sequence numbers, so the page applies them in order and

@@ -124,7 +124,7 @@
       }
       if (after) after.after(el); else log.prepend(el);
     }
-    // m.html is produced by the plugin's sanitizer (bluemonday) or escaping.
+    // m.html is produced by the plugin's sanitizer (sanitize.go) or escaping.
     el.querySelector(".body").innerHTML = m.html;
     const t = new Date(m.time);
     const time = el.querySelector("time");
