@@ -120,7 +120,7 @@ func fakeClaude(args []string) int {
 				Message   struct{ Content string }
 			}
 			_ = json.Unmarshal(ln, &msg)
-			if msg.Type == "control_request" { // a spare's initialize (spare.go)
+			if msg.Type == "control_request" { // a spare's initialize and get_context_usage (spare.go)
 				out.Encode(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": msg.RequestID}})
 				continue
 			}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -410,32 +411,71 @@ func (r *Runner) dropStaleSpares() {
 // without.
 var spareInit = []byte(`{"type":"control_request","request_id":"clawhost-spare","request":{"subtype":"initialize"}}` + "\n")
 
-// spareInitWait bounds the wait for the answer to spareInit; a claude that gives none
-// in time is a spare all the same (only slower to its first answer).
-const spareInitWait = 30 * time.Second
+// spareWarm is the control request a spare gets once initialize is answered:
+// get_context_usage, what the Agent SDK's getContextUsage asks, for which claude builds
+// what a prompt's request is made of (the system prompt, the tools' definitions, the
+// skills listing) and counts it, without a turn: nothing goes into the session, and no
+// request to the API is made. Most of what a process's first prompt took more than a
+// later one was that code's first run (docs/warm-memory.md): with claude 2.1.330 against
+// the fake API, a spare's first prompt 180–250 ms without it, 100–175 ms with it, a
+// later prompt 55–70 ms.
+var spareWarm = []byte(`{"type":"control_request","request_id":"clawhost-spare-warm","request":{"subtype":"get_context_usage"}}` + "\n")
 
-// prime sends spareInit to the spare p and waits for claude's control_response (read
-// and dropped: no turn sees it); false when p ended first.
+// spareInitWait bounds the wait for the answer to spareInit, spareWarmWait the one to
+// spareWarm; a claude that gives none in time is a spare all the same (only slower to
+// its first answer).
+const (
+	spareInitWait = 30 * time.Second
+	spareWarmWait = 10 * time.Second
+)
+
+// prime sends spareInit to the spare p, then spareWarm, each once claude answered the
+// one before (its control_response is read and dropped: no turn sees it); false when p
+// ended first.
 func (r *Runner) prime(p *proc) bool {
-	if p.write(spareInit) != nil {
-		return false
+	steps := []struct {
+		req  []byte
+		id   string
+		wait time.Duration
+	}{
+		{spareInit, `"request_id":"clawhost-spare"`, spareInitWait},
+		{spareWarm, `"request_id":"clawhost-spare-warm"`, spareWarmWait},
 	}
-	t := time.NewTimer(spareInitWait)
+	for _, s := range steps {
+		answered, alive := r.ask(p, s.req, []byte(s.id), s.wait)
+		if !alive {
+			return false
+		}
+		if !answered {
+			r.log.Warn("the spare claude did not answer a control request; kept as it is", "pid", p.pid, "request", s.id)
+			return true
+		}
+		p.primed++
+	}
+	return true
+}
+
+// ask writes req to p and waits at most wait for the control_response naming id:
+// (answered, alive); alive false when p ended or the runner closes first.
+func (r *Runner) ask(p *proc, req, id []byte, wait time.Duration) (answered, alive bool) {
+	if p.write(req) != nil {
+		return false, false
+	}
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
 		select {
 		case ln, ok := <-p.msgs:
 			if !ok {
-				return false
+				return false, false
 			}
-			if ln.msg.Type == "control_response" {
-				return true
+			if ln.msg.Type == "control_response" && bytes.Contains(ln.raw, id) {
+				return true, true
 			}
 		case <-t.C:
-			r.log.Warn("the spare claude did not answer its initialize request; kept unprimed", "pid", p.pid)
-			return true
+			return false, true
 		case <-r.quit:
-			return false
+			return false, false
 		}
 	}
 }

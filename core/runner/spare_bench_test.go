@@ -150,17 +150,19 @@ func waitIdle(b *testing.B, pid int) {
 }
 
 // BenchmarkSessionFirstPrompt (issue 84, goal 2: where a new session's first answer
-// goes): one claude (the real CLI against the fake API, started as a spare is, with
-// `initialize`, and left idle) answers a process's first prompt, a second prompt in
-// the same session, then — after `/clear`, which starts a new session in the same
-// process — the new session's first prompt and its second. Each is Write → the first
-// assistant line, p50 over the iterations. If the process's first prompt were what
-// makes a spare's first answer slow (code run for the first time), the new session
-// after /clear would answer as fast as a second prompt; it does not
-// (session-first-p50-ms ≈ process-first-p50-ms): the work is claude's per session.
+// goes): one claude (the real CLI against the fake API, started and primed as a spare
+// is, with `initialize` and `get_context_usage`, and left idle) answers a process's
+// first prompt, a second prompt in the same session, then — after `/clear`, which
+// starts a new session in the same process — the new session's first prompt and its
+// second. Each is Write → the first assistant line, p50 over the iterations. The fake
+// answers every prompt with the same short text: its echo of the new session's first
+// message (which carries claude's record of the /clear) made that answer several times
+// longer, and claude writes the assistant line once the text is streamed, so the echo's
+// length was measured as the session's cost.
 func BenchmarkSessionFirstPrompt(b *testing.B) {
 	fake := anthropictest.New()
 	b.Cleanup(fake.Close)
+	fake.SetResponder(func(*anthropictest.Request) anthropictest.Reply { return anthropictest.Reply{Text: "ok"} })
 	var first, second, session, sessionSecond []time.Duration
 	for range b.N {
 		c := startBare(b, fake.URL())
@@ -214,7 +216,11 @@ func startBare(b *testing.B, api string) *bareClaude {
 	if _, err := in.Write(spareInit); err != nil {
 		b.Fatal(err)
 	}
-	c.until(b, `"subtype":"success"`) // the answer to initialize
+	c.until(b, `"request_id":"clawhost-spare"`) // the answer to initialize
+	if _, err := in.Write(spareWarm); err != nil {
+		b.Fatal(err)
+	}
+	c.until(b, `"request_id":"clawhost-spare-warm"`)
 	waitIdle(b, cmd.Process.Pid)
 	return c
 }

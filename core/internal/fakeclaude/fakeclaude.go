@@ -104,7 +104,7 @@ func Main() {
 	total := 0.0 // the running total of #cost turns
 	for sc.Scan() {
 		read := time.Now()
-		if answerInitialize(out, sc.Bytes()) {
+		if answerControl(out, sc.Bytes()) {
 			continue
 		}
 		text, ok := userText(sc.Bytes())
@@ -263,28 +263,26 @@ func tokenReply(text string) (string, bool) {
 	return "", false
 }
 
-// answerInitialize answers line when it is a spare's initialize
-// (core/runner/spare.go), as claude does before any turn (a turn never
-// sees it), and reports whether it was.
-func answerInitialize(out *json.Encoder, line []byte) bool {
-	id, ok := initializeRequest(line)
+// answerControl answers line when it is a control request — a spare's
+// initialize and get_context_usage (core/runner/spare.go) — with a
+// control_response of success, as claude does before any turn (a turn
+// never sees it), and reports whether it was one.
+func answerControl(out *json.Encoder, line []byte) bool {
+	id, ok := controlRequest(line)
 	if ok {
 		_ = out.Encode(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": id}})
 	}
 	return ok
 }
 
-// initializeRequest is the request id of an initialize control request,
-// the one the Agent SDK opens a session with; false for any other line.
-func initializeRequest(line []byte) (string, bool) {
+// controlRequest is the request id of a control request; false for any
+// other line.
+func controlRequest(line []byte) (string, bool) {
 	var in struct {
 		Type      string `json:"type"`
 		RequestID string `json:"request_id"`
-		Request   struct {
-			Subtype string `json:"subtype"`
-		} `json:"request"`
 	}
-	if json.Unmarshal(line, &in) != nil || in.Type != "control_request" || in.Request.Subtype != "initialize" {
+	if json.Unmarshal(line, &in) != nil || in.Type != "control_request" {
 		return "", false
 	}
 	return in.RequestID, true
