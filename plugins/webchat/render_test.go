@@ -204,6 +204,8 @@ func TestSanitize(t *testing.T) {
 		{"references kept, bare ampersand escaped", `a &amp; b &copy; &#169; &#xA9; & c &;`, `a &amp; b &copy; &#169; &#xA9; &amp; c &amp;;`},
 		{"invalid UTF-8", "a\xffb", "a\uFFFDb"},
 		{"lone angle brackets", `a < b > c`, `a &lt; b &gt; c`},
+		{"nesting is bounded", strings.Repeat("<em>", maxOpen+2) + "x" + strings.Repeat("</p>", 3),
+			strings.Repeat("<em>", maxOpen) + "x" + strings.Repeat("</em>", maxOpen)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -82,6 +82,11 @@ func setOf(names ...string) map[string]bool {
 	return m
 }
 
+// maxOpen bounds how deep the elements sanitize writes nest: deeper ones are
+// left out (their text stays), so a closing tag looks through at most
+// maxOpen open elements, whatever the input.
+const maxOpen = 256
+
 type attr struct{ name, val string }
 
 type tag struct {
@@ -114,7 +119,7 @@ func (s *sanitizer) tag(t tag) {
 		}
 		return
 	}
-	if !containers[t.name] && !voids[t.name] {
+	if !containers[t.name] && !voids[t.name] || containers[t.name] && len(s.open) >= maxOpen {
 		return
 	}
 	attrs, ok := allowedAttrs(t)
