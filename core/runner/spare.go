@@ -403,65 +403,52 @@ func (r *Runner) dropStaleSpares() {
 	}
 }
 
-// spareInit is the control request a spare gets once started, the one the Agent SDK
-// opens a session with: the real CLI then does, before any turn, the setup it otherwise
-// does at the first prompt (its commands, agents, models and account, answered in a
-// control_response). Measured with claude 2.1.330 against the fake API: the first
-// answer of a claude started 4 s earlier 0.29 s after the prompt with it, 0.70 s
-// without.
-var spareInit = []byte(`{"type":"control_request","request_id":"clawhost-spare","request":{"subtype":"initialize"}}` + "\n")
-
-// spareWarm is the control request a spare gets once initialize is answered:
-// get_context_usage, what the Agent SDK's getContextUsage asks, for which claude builds
-// what a prompt's request is made of (the system prompt, the tools' definitions, the
-// skills listing) and counts it, without a turn: nothing goes into the session, and no
-// request to the API is made. Most of what a process's first prompt took more than a
-// later one was that code's first run (docs/warm-memory.md): with claude 2.1.330 against
-// the fake API, a spare's first prompt 180–250 ms without it, 100–175 ms with it, a
-// later prompt 55–70 ms.
-var spareWarm = []byte(`{"type":"control_request","request_id":"clawhost-spare-warm","request":{"subtype":"get_context_usage"}}` + "\n")
-
-// spareInitWait bounds the wait for the answer to spareInit, spareWarmWait the one to
-// spareWarm; a claude that gives none in time is a spare all the same (only slower to
-// its first answer).
-const (
-	spareInitWait = 30 * time.Second
-	spareWarmWait = 10 * time.Second
+// spareInit and spareWarm are the control requests a spare gets once started, each once
+// claude answered the one before (the answers are read and dropped: no turn sees them).
+// initialize is the one the Agent SDK opens a session with: the real CLI then does,
+// before any turn, the setup it otherwise does at the first prompt (its commands,
+// agents, models and account); measured with claude 2.1.330 against the fake API, the
+// first answer of a claude started 4 s earlier 0.29 s after the prompt with it, 0.70 s
+// without. get_context_usage (the SDK's getContextUsage) has claude build what a
+// prompt's request is made of (the system prompt, the tools' definitions, the skills
+// listing) and count it, without a turn: nothing goes into the session and no request
+// reaches the API, and much of the code a process's first prompt ran for the first
+// time has run (docs/warm-memory.md): a spare's first prompt 180–250 ms without it,
+// 100–175 ms with it, a later prompt 55–70 ms.
+var (
+	spareInit = []byte(`{"type":"control_request","request_id":"clawhost-spare","request":{"subtype":"initialize"}}` + "\n")
+	spareWarm = []byte(`{"type":"control_request","request_id":"clawhost-spare-warm","request":{"subtype":"get_context_usage"}}` + "\n")
 )
 
-// prime sends spareInit to the spare p, then spareWarm, each once claude answered the
-// one before (its control_response is read and dropped: no turn sees it); false when p
-// ended first.
+// spareInitWait bounds the wait for each answer; a claude that gives none in time is a
+// spare all the same (only slower to its first answer).
+const spareInitWait = 30 * time.Second
+
+// prime sends the spare p its control requests; false when p ended first.
 func (r *Runner) prime(p *proc) bool {
-	steps := []struct {
-		req  []byte
-		id   string
-		wait time.Duration
-	}{
-		{spareInit, `"request_id":"clawhost-spare"`, spareInitWait},
-		{spareWarm, `"request_id":"clawhost-spare-warm"`, spareWarmWait},
-	}
-	for _, s := range steps {
-		answered, alive := r.ask(p, s.req, []byte(s.id), s.wait)
-		if !alive {
-			return false
-		}
-		if !answered {
-			r.log.Warn("the spare claude did not answer a control request; kept as it is", "pid", p.pid, "request", s.id)
-			return true
+	for _, q := range []struct{ req, id []byte }{
+		{spareInit, []byte(`"request_id":"clawhost-spare"`)},
+		{spareWarm, []byte(`"request_id":"clawhost-spare-warm"`)},
+	} {
+		answered, alive := r.ask(p, q.req, q.id)
+		if !alive || !answered {
+			if alive {
+				r.log.Warn("the spare claude did not answer a control request; kept as it is", "pid", p.pid, "request", string(q.id))
+			}
+			return alive
 		}
 		p.primed++
 	}
 	return true
 }
 
-// ask writes req to p and waits at most wait for the control_response naming id:
-// (answered, alive); alive false when p ended or the runner closes first.
-func (r *Runner) ask(p *proc, req, id []byte, wait time.Duration) (answered, alive bool) {
+// ask writes req to p and waits at most spareInitWait for the control_response naming
+// id: (answered, alive); alive false when p ended or the runner closes first.
+func (r *Runner) ask(p *proc, req, id []byte) (answered, alive bool) {
 	if p.write(req) != nil {
 		return false, false
 	}
-	t := time.NewTimer(wait)
+	t := time.NewTimer(spareInitWait)
 	defer t.Stop()
 	for {
 		select {
