@@ -10,6 +10,7 @@ package sdktest
 import (
 	"context"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -98,7 +99,7 @@ func start(t testing.TB, p sdk.Plugin, stopTimeout time.Duration) (*Harness, fun
 			select {
 			case <-done:
 			case <-time.After(stopTimeout):
-				t.Errorf("sdktest: plugin %s: the channel's Run did not return within %s of its context being canceled; Run must return when ctx is done (look for a blocking call that ignores ctx)", p.Name, stopTimeout)
+				t.Errorf("sdktest: plugin %s: the channel's Run did not return within %s of its context being canceled; Run must return when ctx is done (look for a blocking call that ignores ctx); the goroutines:\n%s", p.Name, stopTimeout, allStacks())
 			}
 		}
 		if rpc, err := client.Client(); err == nil {
@@ -183,4 +184,10 @@ func (w *testWriter) close() {
 	w.mu.Lock()
 	w.done = true
 	w.mu.Unlock()
+}
+
+// allStacks is every goroutine's stack, for a failure that waits on one.
+func allStacks() []byte {
+	buf := make([]byte, 1<<20)
+	return buf[:runtime.Stack(buf, true)]
 }
