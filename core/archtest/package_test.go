@@ -23,7 +23,7 @@ const (
 // its ceiling: it may not grow past it, and the entry goes once the package
 // is within the bound. The list may only shrink.
 var bigPackages = map[string]struct{ lines, imports int }{
-	"core/runner":          {lines: 6143}, // the sandbox left for core/sandbox (issue 82), a chat's claude state for core/internal/chatstate, the workspace .mcp.json approvals for core/internal/mcpapproval; sessions, processes, the pool, the spare (issue 84)
+	"core/runner":          {lines: 6140}, // the sandbox left for core/sandbox (issue 82), a chat's claude state for core/internal/chatstate, the workspace .mcp.json approvals for core/internal/mcpapproval; sessions, processes, the pool, the spare (issue 84)
 	"core/config":          {lines: 5450}, // one struct and check per block
 	"core/turn":            {lines: 3700}, // the turn's run, stream, card and prompt
 	"core/pluginhost":      {lines: 3400}, // the supervisor and its ports (its stderr reading is core/internal/pluginstderr)

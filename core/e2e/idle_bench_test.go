@@ -223,14 +223,15 @@ func idleRound(b *testing.B) map[string]float64 {
 
 	out := map[string]float64{}
 	a, bb, c := hosts[0].pids(), hosts[1].pids(), hosts[2].pids()
-	for _, p := range []struct {
-		name string
-		pid  int
-	}{{"telegram", a["tg"]}, {"webchat", bb["web"]}, {"discord", c["dc"]}, {"whatsapp", c["wa"]}, {"slack", c["sl"]}, {"host", a[""]}} {
-		if p.pid == 0 {
-			b.Fatalf("no %s process", p.name)
+	// each is every measured process's pid by name, as a, bb and c hold them when called.
+	each := func() map[string]int {
+		return map[string]int{"telegram": a["tg"], "webchat": bb["web"], "discord": c["dc"], "whatsapp": c["wa"], "slack": c["sl"], "host": a[""]}
+	}
+	for name, pid := range each() {
+		if pid == 0 {
+			b.Fatalf("no %s process", name)
 		}
-		out[p.name+"-anon-MB"], out[p.name+"-rss-MB"] = anonMB(p.pid), rssMB(p.pid)
+		out[name+"-anon-MB"], out[name+"-rss-MB"] = anonMB(pid), rssMB(pid)
 	}
 	out["host-tg-anon-MB"] = anonMB(a[""]) + anonMB(a["tg"])
 	out["host-tg-web-anon-MB"] = anonMB(bb[""]) + anonMB(bb["tg"]) + anonMB(bb["web"])
@@ -240,11 +241,8 @@ func idleRound(b *testing.B) map[string]float64 {
 
 	time.Sleep(time.Until(ready.Add(idleLong)))
 	a, bb, c = hosts[0].pids(), hosts[1].pids(), hosts[2].pids()
-	for _, p := range []struct {
-		name string
-		pid  int
-	}{{"telegram", a["tg"]}, {"webchat", bb["web"]}, {"discord", c["dc"]}, {"whatsapp", c["wa"]}, {"slack", c["sl"]}, {"host", a[""]}} {
-		out[p.name+"-anon-5min-MB"] = anonMB(p.pid)
+	for name, pid := range each() {
+		out[name+"-anon-5min-MB"] = anonMB(pid)
 	}
 	out["host-tg-anon-5min-MB"] = anonMB(a[""]) + anonMB(a["tg"])
 	return out

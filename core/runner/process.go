@@ -46,7 +46,7 @@ type proc struct {
 	// removed when it ends (a chat's adoption leaves only a link of them); nil for any
 	// other. Once adopted, its sandbox shows the chat's media at own's path, not media's.
 	own *sparedir.Dirs
-	// primed is how many of a spare's priming requests (spareInit, spareWarm) claude
+	// primed is how many of a spare's priming requests (sparePriming) claude
 	// answered, set by prime before the process is a spare; 0 for any other.
 	primed int
 	// planExited: a plan was approved (ExitPlanMode allowed), so claude

@@ -403,9 +403,9 @@ func (r *Runner) dropStaleSpares() {
 	}
 }
 
-// spareInit and spareWarm are the control requests a spare gets once started, each once
-// claude answered the one before (the answers are read and dropped: no turn sees them).
-// initialize is the one the Agent SDK opens a session with: the real CLI then does,
+// sparePriming is the control requests a spare gets once started, each with what names
+// it in claude's answer; each is sent once claude answered the one before (the answers
+// are read and dropped: no turn sees them). initialize is the one the Agent SDK opens a session with: the real CLI then does,
 // before any turn, the setup it otherwise does at the first prompt (its commands,
 // agents, models and account); measured with claude 2.1.330 against the fake API, the
 // first answer of a claude started 4 s earlier 0.29 s after the prompt with it, 0.70 s
@@ -415,10 +415,10 @@ func (r *Runner) dropStaleSpares() {
 // reaches the API, and much of the code a process's first prompt ran for the first
 // time has run (docs/warm-memory.md): a spare's first prompt 180–250 ms without it,
 // 100–175 ms with it, a later prompt 55–70 ms.
-var (
-	spareInit = []byte(`{"type":"control_request","request_id":"clawhost-spare","request":{"subtype":"initialize"}}` + "\n")
-	spareWarm = []byte(`{"type":"control_request","request_id":"clawhost-spare-warm","request":{"subtype":"get_context_usage"}}` + "\n")
-)
+var sparePriming = []struct{ req, id []byte }{
+	{[]byte(`{"type":"control_request","request_id":"clawhost-spare","request":{"subtype":"initialize"}}` + "\n"), []byte(`"request_id":"clawhost-spare"`)},
+	{[]byte(`{"type":"control_request","request_id":"clawhost-spare-warm","request":{"subtype":"get_context_usage"}}` + "\n"), []byte(`"request_id":"clawhost-spare-warm"`)},
+}
 
 // spareInitWait bounds the wait for each answer; a claude that gives none in time is a
 // spare all the same (only slower to its first answer).
@@ -426,10 +426,7 @@ const spareInitWait = 30 * time.Second
 
 // prime sends the spare p its control requests; false when p ended first.
 func (r *Runner) prime(p *proc) bool {
-	for _, q := range []struct{ req, id []byte }{
-		{spareInit, []byte(`"request_id":"clawhost-spare"`)},
-		{spareWarm, []byte(`"request_id":"clawhost-spare-warm"`)},
-	} {
+	for _, q := range sparePriming {
 		answered, alive := r.ask(p, q.req, q.id)
 		if !alive || !answered {
 			if alive {

@@ -213,14 +213,12 @@ func startBare(b *testing.B, api string) *bareClaude {
 			c.lines <- sc.Text()
 		}
 	}()
-	if _, err := in.Write(spareInit); err != nil {
-		b.Fatal(err)
+	for _, q := range sparePriming {
+		if _, err := in.Write(q.req); err != nil {
+			b.Fatal(err)
+		}
+		c.until(b, string(q.id))
 	}
-	c.until(b, `"request_id":"clawhost-spare"`) // the answer to initialize
-	if _, err := in.Write(spareWarm); err != nil {
-		b.Fatal(err)
-	}
-	c.until(b, `"request_id":"clawhost-spare-warm"`)
 	waitIdle(b, cmd.Process.Pid)
 	return c
 }
