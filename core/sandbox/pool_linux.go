@@ -83,6 +83,9 @@ type Pool struct {
 	// back while close waits.
 	working  int
 	workDone sync.Cond
+	// stages are each key's last start's mounts a new helper makes ahead for its first
+	// (helper.StagePrefix).
+	stages map[zygoteKey][]helper.Mount
 	// started counts the helpers started (tests: a start that reused one started none).
 	started int
 	// recycled, when set (tests), is told the helper pid of each sandbox that went back
@@ -118,7 +121,7 @@ func ProbeHelper(bwrap, exe string) error {
 
 // probeZygote starts a helper and one start of true in it, with no mounts.
 func probeZygote(bwrap, exe string) (*zygote, error) {
-	z, err := startZygote(bwrap, exe, nil)
+	z, err := startZygote(bwrap, exe, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -202,8 +205,9 @@ func HelperExecutable(exe string) string {
 
 // get is an idle sandbox of k's, or a new one; it makes a spare off the caller's path
 // when none is left.
-func (zp *Pool) get(k zygoteKey, u *helper.User) (*zygote, error) {
+func (zp *Pool) get(k zygoteKey, u *helper.User, stage []helper.Mount) (*zygote, error) {
 	zp.mu.Lock()
+	zp.stages[k] = stage
 	var z *zygote
 	wait := time.NewTimer(zygoteEmptyingWait)
 	defer wait.Stop()
@@ -235,7 +239,7 @@ func (zp *Pool) get(k zygoteKey, u *helper.User) (*zygote, error) {
 	zp.mu.Unlock()
 	if z == nil {
 		var err error
-		if z, err = startZygote(zp.bwrap, zp.exe, u); err != nil {
+		if z, err = startZygote(zp.bwrap, zp.exe, u, stage); err != nil {
 			return nil, err
 		}
 	}
@@ -252,8 +256,9 @@ func (zp *Pool) refill(k zygoteKey, u *helper.User) {
 	}
 	zp.filling[k] = true
 	zp.started++
+	stage := zp.stages[k]
 	zp.mu.Unlock()
-	z, err := startZygote(zp.bwrap, zp.exe, u)
+	z, err := startZygote(zp.bwrap, zp.exe, u, stage)
 	zp.mu.Lock()
 	zp.filling[k] = false
 	if err != nil {
@@ -381,7 +386,7 @@ func zygoteSystem() []helper.Mount {
 // helper exe, spares idle ones kept per agent (at least zygoteSpares).
 func NewPool(bwrap, exe string, log hclog.Logger, spares int) *Pool {
 	return &Pool{bwrap: bwrap, exe: exe, log: log, spares: max(zygoteSpares, spares), idle: map[zygoteKey][]*zygote{},
-		filling: map[zygoteKey]bool{}, emptying: map[zygoteKey]int{}, returning: map[zygoteKey]int{}, stopping: map[zygoteKey]int{}, back: make(chan struct{})}
+		filling: map[zygoteKey]bool{}, stages: map[zygoteKey][]helper.Mount{}, emptying: map[zygoteKey]int{}, returning: map[zygoteKey]int{}, stopping: map[zygoteKey]int{}, back: make(chan struct{})}
 }
 
 // Start starts c in one of c.Agent's recycled sandboxes (a spare, or one started now),
@@ -398,7 +403,8 @@ func (zp *Pool) Start(c Cmd) (*Started, error) {
 		req.User = &helper.User{UID: cr.Uid, GID: cr.Gid, Groups: cr.Groups}
 	}
 	k := zygoteKeyOf(c.Agent, c.User)
-	z, err := zp.get(k, req.User)
+	stage := helper.StagePrefix(req.Mounts)
+	z, err := zp.get(k, req.User, stage)
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +437,7 @@ func (zp *Pool) Start(c Cmd) (*Started, error) {
 		// An idle sandbox that ended while it waited (killed from outside): once more in
 		// a new one.
 		z.stop()
-		if z, err = zp.get(k, req.User); err != nil {
+		if z, err = zp.get(k, req.User, stage); err != nil {
 			serr = err
 		} else {
 			run, serr = z.run(req, inR, outW, errW)
@@ -449,7 +455,7 @@ func (zp *Pool) Start(c Cmd) (*Started, error) {
 		errR.Close()
 	}()
 	if zp.log.IsDebug() { // helperPID reads /proc the first time
-		zp.log.Debug("claude starts in a recycled sandbox", "agent", c.Agent, "pid", run.PID(), "helper", z.helperPID(), "prepared", run.prepared)
+		zp.log.Debug("claude starts in a recycled sandbox", "agent", c.Agent, "pid", run.PID(), "helper", z.helperPID(), "prepared", run.prepared, "staged", run.staged)
 	}
 	return &Started{Process: &recycledProc{zygoteProc: run, zp: zp, k: k, z: z}, Stdin: inW, Stdout: outR}, nil
 }

@@ -366,7 +366,7 @@ func benchZygoteStarts(b *testing.B, exe, weaken string) {
 	_, c, l := zygoteSpikeSetup(b)
 	mounts := zygoteMounts(c, l, "/bin/true")
 	Testing.HelperEnv = []string{"ZYGOTE_WEAKEN=" + weaken}
-	z, err := startZygote(bwrap, exe, nil)
+	z, err := startZygote(bwrap, exe, nil, nil)
 	Testing.HelperEnv = nil
 	if err != nil {
 		b.Fatal(err)

@@ -50,7 +50,7 @@ func testZygote(t *testing.T, weaken string) *zygote {
 	}
 	Testing.HelperEnv = []string{"ZYGOTE_WEAKEN=" + weaken}
 	t.Cleanup(func() { Testing.HelperEnv = nil })
-	z, err := startZygote(bwrap, exe, nil)
+	z, err := startZygote(bwrap, exe, nil, nil)
 	must(t, err)
 	t.Cleanup(z.stop)
 	return z
@@ -355,7 +355,7 @@ func TestZygoteManyStarts(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan string, helpers*starts)
 	for h := range helpers {
-		z, err := startZygote(bwrap, exe, nil)
+		z, err := startZygote(bwrap, exe, nil, nil)
 		must(t, err)
 		t.Cleanup(z.stop)
 		wg.Add(1)
@@ -488,7 +488,7 @@ func TestZygoteSignalAfterRelease(t *testing.T) {
 // no new privileges.
 func TestZygoteRealHelperCaps(t *testing.T) {
 	bwrap := needZygote(t)
-	z, err := startZygote(bwrap, asnobody.ShippedHelper(t), nil)
+	z, err := startZygote(bwrap, asnobody.ShippedHelper(t), nil, nil)
 	must(t, err)
 	t.Cleanup(z.stop)
 	// Bnd: as root the five file-permission capabilities at most (0x1f); as any other

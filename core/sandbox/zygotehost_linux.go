@@ -61,8 +61,9 @@ type zygoteReplyFD struct {
 
 // startZygote starts a helper: bwrap running exe (the clawhost binary, or a test binary
 // that calls helper.Main) with helper.Arg, for claudes run as user (agent.run_as; nil: the
-// host's user), for whom it prepares its first start (helper.UserEnv).
-func startZygote(bwrap, exe string, user *helper.User) (*zygote, error) {
+// host's user), for whom it prepares its first start (helper.UserEnv), with stage (a
+// start's leading mounts, helper.StagePrefix; nil: none) made ahead (helper.StageEnv).
+func startZygote(bwrap, exe string, user *helper.User, stage []helper.Mount) (*zygote, error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox helper socket: %w", err)
@@ -80,6 +81,9 @@ func startZygote(bwrap, exe string, user *helper.User) (*zygote, error) {
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	if user != nil {
 		env = append(env, helper.UserEnv+"="+helper.EncodeUser(user))
+	}
+	if len(stage) > 0 {
+		env = append(env, helper.StageEnv+"="+helper.EncodeMounts(stage))
 	}
 	cmd.Env = append(append(env, ids...), Testing.HelperEnv...)
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
@@ -223,7 +227,7 @@ func (z *zygote) run(req helper.Request, stdin, stdout, stderr *os.File) (*zygot
 		}
 		return nil, fmt.Errorf("sandbox helper: %s", r.Err)
 	}
-	p := &zygoteProc{z: z, pidfd: r.fd, hostPID: proctree.OfPidfd(r.fd), prepared: r.Prepared}
+	p := &zygoteProc{z: z, pidfd: r.fd, hostPID: proctree.OfPidfd(r.fd), prepared: r.Prepared, staged: r.Staged}
 	if p.hostPID == 0 {
 		p.hostPID = proctree.FirstChild(z.helperPID())
 	}
@@ -251,6 +255,7 @@ type zygoteProc struct {
 	z        *zygote
 	hostPID  int
 	prepared bool // the helper had made its start ahead (core/sandbox/helper)
+	staged   int  // how many of its mounts (helper.StageEnv)
 
 	// mu orders Signal against Release: a closed pidfd's number may be another's, and
 	// once released the helper may run another chat's claude, which a signal request

@@ -22,6 +22,11 @@ var Testing struct {
 	// to show the boundary tests fail without each defence): "signals", "dumpable",
 	// "caps", "cloexec", "dev", "reap", "ipc", "userns" (claude of a host not run as
 	// root started as the helper's root, in its user namespace); and "prepare", no
-	// start made ahead (zygoteprep_linux.go), a helper as it was before.
+	// start made ahead (zygoteprep_linux.go), a helper as it was before; "stage", no
+	// mounts made ahead, and "unverified", those made ahead taken without checking
+	// that each is still what its path names (zygotestage_linux.go).
 	Weaken string
+	// Grants are paths a start may make ahead beside the system grants (stageable): a
+	// test's own files, which it can replace.
+	Grants []string
 }

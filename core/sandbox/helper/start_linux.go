@@ -23,15 +23,10 @@ import (
 func zygoteSources(ms []Mount) ([]int, error) {
 	srcs := make([]int, len(ms))
 	for i, m := range ms {
-		src := m.Src
-		switch {
-		case m.Op == OpHide && m.Dir, m.Op == OpScratch:
+		src := sourceOf(m)
+		if src == "" {
 			srcs[i] = -1
 			continue
-		case m.Op == OpHide:
-			src = "/dev/null"
-		case src == "":
-			src = m.Path
 		}
 		fd, err := unix.Open(src, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -41,6 +36,20 @@ func zygoteSources(ms []Mount) ([]int, error) {
 		srcs[i] = fd
 	}
 	return srcs, nil
+}
+
+// sourceOf is what m mounts at its path: "" for a fresh tmpfs (a hidden directory, a
+// scratch), /dev/null over a hidden file, else its source or the path itself.
+func sourceOf(m Mount) string {
+	switch {
+	case m.Op == OpHide && m.Dir, m.Op == OpScratch:
+		return ""
+	case m.Op == OpHide:
+		return "/dev/null"
+	case m.Src == "":
+		return m.Path
+	}
+	return m.Src
 }
 
 // MountEach makes ms in the calling thread's mount namespace, each at its path (its
@@ -95,24 +104,35 @@ func zygoteView(req Request) error {
 		return err
 	}
 	defer closeSources(srcs)
-	// claude's root: an empty tmpfs (mounted over the helper's /tmp, in this start's
-	// namespace alone) that gets the start's mounts, /dev and /proc, then becomes the
-	// root; the helper's view (the host's whole tree, read-only) is detached.
-	if err := unix.Mount("tmpfs", zygoteStage, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
-		return fmt.Errorf("root: %w", err)
-	}
-	mps := make(mountPoints, 2*len(req.Mounts)+4)
-	mps[zygoteStage] = true
-	if err := zygoteDevProc(mps); err != nil {
+	if _, err := zygoteRoot(req.Mounts, srcs); err != nil {
 		return err
 	}
-	for i, m := range req.Mounts {
+	if err := zygotePivotKeep(); err != nil {
+		return err
+	}
+	return zygoteDropOld()
+}
+
+// zygoteRoot makes claude's root with ms (their sources opened as srcs) at the stage: an
+// empty tmpfs (mounted over the helper's /tmp, in this start's namespace alone) that gets
+// /dev, /proc and the mounts, to become the root (zygotePivotKeep). It returns the root's
+// mount points, by their paths at the stage.
+func zygoteRoot(ms []Mount, srcs []int) (mountPoints, error) {
+	if err := unix.Mount("tmpfs", zygoteStage, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return nil, fmt.Errorf("root: %w", err)
+	}
+	mps := make(mountPoints, 2*len(ms)+4)
+	mps[zygoteStage] = true
+	if err := zygoteDevProc(mps); err != nil {
+		return nil, err
+	}
+	for i, m := range ms {
 		m.Path = zygoteStage + m.Path
 		if err := zygoteMountOne(m, srcs[i], mps); err != nil {
-			return fmt.Errorf("mount %s: %w", strings.TrimPrefix(m.Path, zygoteStage), err)
+			return nil, fmt.Errorf("mount %s: %w", strings.TrimPrefix(m.Path, zygoteStage), err)
 		}
 	}
-	return zygotePivot()
+	return mps, nil
 }
 
 // claudePath is req's claude as a path: its argv[0], looked up in the helper's PATH

@@ -84,8 +84,10 @@ type Reply struct {
 	Err   string `json:"err,omitempty"`
 	Exit  *int   `json:"exit,omitempty"`
 	Clean bool   `json:"clean,omitempty"`
-	// Prepared, with a start's result: the start was made ahead (zygoteprep_linux.go).
+	// Prepared, with a start's result: the start was made ahead (zygoteprep_linux.go);
+	// Staged, how many of its mounts were (zygotestage_linux.go).
 	Prepared bool `json:"prepared,omitempty"`
+	Staged   int  `json:"staged,omitempty"`
 }
 
 // weakened reports whether the helper leaves the defence what out (Testing.Weaken).
@@ -173,6 +175,11 @@ func Main() int {
 		return 2
 	}
 	z := &zygoteServer{conn: conn, child: make(chan os.Signal, 1), user: user}
+	if v := os.Getenv(StageEnv); v != "" {
+		// A list that is not one stages nothing.
+		z.stage, _ = decodeMounts(v)
+		z.stage = StagePrefix(z.stage)
+	}
 	signal.Notify(z.child, syscall.SIGCHLD)
 	z.prepareNext()
 	// Served off the main thread, which stays parked here (see init).
@@ -195,6 +202,10 @@ type zygoteServer struct {
 	running int            // claude's pid while it runs or its leftovers are being ended (startingPID while it starts); 0 when clean
 	next    *preparedStart // the next start, made ahead (zygoteprep_linux.go); nil: none
 	user    *User          // the last start's (or UserEnv's) user, whom the next is prepared for
+	// stage is what of the last start's list (or StageEnv's) the next makes ahead
+	// (StagePrefix); noStage, once that failed, makes none again.
+	stage   []Mount
+	noStage bool
 }
 
 // startingPID is zygoteServer.running while a start is being made.
@@ -210,18 +221,24 @@ func (z *zygoteServer) prepareNext() {
 // prepareLocked is prepareNext with z.mu held.
 func (z *zygoteServer) prepareLocked() {
 	if !weakened("prepare") && z.next == nil && z.running == 0 {
-		z.next = prepare(z.user)
+		var tmpl []Mount
+		if !z.noStage && !weakened("stage") {
+			tmpl = z.stage
+		}
+		z.next = prepare(z.user, tmpl)
+		z.noStage = z.noStage || len(tmpl) > 0 && z.next != nil && z.next.stage == nil
 	}
 }
 
-// idle says r (a start's error, or Clean) and makes the next start ahead, both under the
-// lock a start takes first: a start that comes once the host has r waits for it.
+// idle makes the next start ahead, then says r (a start's error, or Clean), both under
+// the lock a start takes first: once the host has r, the sandbox is ready for its next
+// start, made ahead from what was on the host's disk then.
 func (z *zygoteServer) idle(r Reply) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	z.running = 0
-	_ = z.reply(r)
 	z.prepareLocked()
+	_ = z.reply(r)
 }
 
 func (z *zygoteServer) reply(r Reply, fds ...int) error {
@@ -273,7 +290,7 @@ func (z *zygoteServer) start(req Request, fds []int) {
 		// Taken under the lock prepareNext holds while it prepares: a start waits for
 		// the one being made, and none is made while this one starts.
 		z.running = startingPID
-		p, z.next, z.user = z.next, nil, req.User
+		p, z.next, z.user, z.stage = z.next, nil, req.User, StagePrefix(req.Mounts)
 	}
 	z.mu.Unlock()
 	if busy {
@@ -292,7 +309,8 @@ func (z *zygoteServer) start(req Request, fds []int) {
 	if p != nil {
 		p.take <- startOrder{req, fds}
 		s = <-p.done
-	} else {
+	}
+	if p == nil || s.unprepared {
 		done := make(chan started, 1)
 		go func() {
 			// Never unlocked: the thread, with its mount namespace and its dropped
@@ -311,7 +329,7 @@ func (z *zygoteServer) start(req Request, fds []int) {
 	z.mu.Lock()
 	z.running = s.pid
 	z.mu.Unlock()
-	_ = z.reply(Reply{PID: s.pid, Prepared: s.prepared}, s.pidfd)
+	_ = z.reply(Reply{PID: s.pid, Prepared: s.prepared, Staged: s.staged}, s.pidfd)
 	_ = unix.Close(s.pidfd)
 	go z.reap(s.pid, s.tid)
 }

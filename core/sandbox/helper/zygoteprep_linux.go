@@ -56,7 +56,11 @@ var preparedEnv = []string{"GOMAXPROCS=1", "GOGC=off"}
 type started struct {
 	pid, pidfd, tid int
 	prepared        bool // by a prepared process
+	staged          int  // the mounts it found made ahead (zygotestage_linux.go)
 	err             error
+	// unprepared: the prepared start could not take it (its mounts made ahead are
+	// not the start's); it is to be made without (zygoteStart).
+	unprepared bool
 }
 
 // startOrder is what a prepared start waits for: the request and claude's descriptors.
@@ -79,6 +83,7 @@ type preparedOrder struct {
 // ends with it.
 type preparedStart struct {
 	user  *User
+	stage *stage          // the mounts made ahead; nil: none
 	take  chan startOrder // closed: not wanted (discard)
 	done  chan started
 	pid   int // the prepared process
@@ -86,9 +91,10 @@ type preparedStart struct {
 	ctl   int // the helper's end of its socket
 }
 
-// prepare makes the next start ahead for user; nil when it could not (the start then
-// does it all).
-func prepare(user *User) *preparedStart {
+// prepare makes the next start ahead for user, with tmpl (its list's leading mounts,
+// StagePrefix) made ahead; nil when it could not (the start then does it all). When
+// tmpl could not be made, the start is prepared without (p.stage nil).
+func prepare(user *User, tmpl []Mount) *preparedStart {
 	p := &preparedStart{user: user, take: make(chan startOrder), done: make(chan started, 1), pidfd: -1, ctl: -1}
 	ready := make(chan error, 1)
 	go func() {
@@ -98,6 +104,15 @@ func prepare(user *User) *preparedStart {
 		if err := p.fork(); err != nil {
 			ready <- err
 			return
+		}
+		if len(tmpl) > 0 {
+			st, err := stageAhead(tmpl)
+			if err != nil {
+				p.discard()
+				ready <- errStaged{err}
+				return
+			}
+			p.stage = st
 		}
 		ready <- nil
 		o, ok := <-p.take
@@ -111,10 +126,18 @@ func prepare(user *User) *preparedStart {
 	}()
 	if err := <-ready; err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox helper: prepare a start:", err)
+		if _, ok := err.(errStaged); ok {
+			return prepare(user, nil)
+		}
 		return nil
 	}
 	return p
 }
+
+// errStaged is a prepared start's failure to make its mounts ahead.
+type errStaged struct{ error }
+
+func (e errStaged) Error() string { return "the mounts made ahead: " + e.error.Error() }
 
 // fork is the start's part that does not depend on it: the thread's mount namespace, its
 // limits, and the helper's binary forked from it into claude's user namespace.
@@ -151,7 +174,14 @@ func (p *preparedStart) fork() error {
 
 // finish makes req's view in the prepared namespace and hands the start over.
 func (p *preparedStart) finish(req Request, fds []int) started {
-	if err := zygoteView(req); err != nil {
+	staged := 0
+	if p.stage != nil {
+		if err := p.stage.finish(req); err != nil {
+			p.discard()
+			return started{unprepared: true}
+		}
+		staged = len(p.stage.mounts)
+	} else if err := zygoteView(req); err != nil {
 		p.discard()
 		return started{err: err}
 	}
@@ -172,7 +202,7 @@ func (p *preparedStart) finish(req Request, fds []int) started {
 		return started{pid: pid, pidfd: pidfd, err: err}
 	}
 	_ = unix.Close(p.ctl)
-	return started{pid: p.pid, pidfd: p.pidfd, prepared: true}
+	return started{pid: p.pid, pidfd: p.pidfd, prepared: true, staged: staged}
 }
 
 // discard ends the prepared process and reaps it.
@@ -188,6 +218,9 @@ func (p *preparedStart) discard() {
 	}
 	_ = unix.Close(p.ctl)
 	_ = unix.Close(p.pidfd)
+	if p.stage != nil {
+		p.stage.close()
+	}
 }
 
 // preparedExec is the helper's binary run as a prepared start (fork): it waits for its

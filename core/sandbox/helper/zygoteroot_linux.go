@@ -42,10 +42,14 @@ func zygoteDevProc(mps mountPoints) error {
 	return nil
 }
 
-// zygotePivot makes the stage the calling thread's root (its own fs state: zygoteUnshare
-// took CLONE_FS), detaches the helper's view, and makes the root's own tmpfs read-only.
-func zygotePivot() error {
-	old := zygoteStage + "/.old"
+// zygoteOld is where the helper's view is, in claude's root, from the pivot until
+// zygoteDropOld.
+const zygoteOld = "/.old"
+
+// zygotePivotKeep makes the stage the calling thread's root (its own fs state:
+// zygoteUnshare took CLONE_FS), the helper's view kept at zygoteOld.
+func zygotePivotKeep() error {
+	old := zygoteStage + zygoteOld
 	if err := unix.Mkdir(old, 0o700); err != nil {
 		return fmt.Errorf("root: %w", err)
 	}
@@ -55,10 +59,16 @@ func zygotePivot() error {
 	if err := unix.Chdir("/"); err != nil {
 		return fmt.Errorf("root: %w", err)
 	}
-	if err := unix.Unmount("/.old", unix.MNT_DETACH); err != nil {
+	return nil
+}
+
+// zygoteDropOld detaches the helper's view from claude's root and makes the root's own
+// tmpfs read-only.
+func zygoteDropOld() error {
+	if err := unix.Unmount(zygoteOld, unix.MNT_DETACH); err != nil {
 		return fmt.Errorf("detach the helper's view: %w", err)
 	}
-	if err := unix.Rmdir("/.old"); err != nil {
+	if err := unix.Rmdir(zygoteOld); err != nil {
 		return fmt.Errorf("root: %w", err)
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {

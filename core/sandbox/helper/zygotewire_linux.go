@@ -23,13 +23,7 @@ func AppendRequest(b []byte, r *Request) []byte {
 	b = appendStrs(b, r.Argv)
 	b = appendStrs(b, r.Env)
 	b = appendStr(b, r.Dir)
-	b = binary.AppendUvarint(b, uint64(len(r.Mounts)))
-	for _, m := range r.Mounts {
-		b = appendStr(b, m.Path)
-		b = appendStr(b, m.Src)
-		b = binary.AppendUvarint(b, uint64(m.Op))
-		b = append(b, boolByte(m.Dir))
-	}
+	b = appendMounts(b, r.Mounts)
 	b = append(b, boolByte(r.User != nil))
 	if u := r.User; u != nil {
 		b = binary.AppendUvarint(b, uint64(u.UID))
@@ -40,6 +34,18 @@ func AppendRequest(b []byte, r *Request) []byte {
 		}
 	}
 	return binary.AppendUvarint(b, uint64(r.Signal))
+}
+
+// appendMounts appends ms, a list of mounts.
+func appendMounts(b []byte, ms []Mount) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ms)))
+	for _, m := range ms {
+		b = appendStr(b, m.Path)
+		b = appendStr(b, m.Src)
+		b = binary.AppendUvarint(b, uint64(m.Op))
+		b = append(b, boolByte(m.Dir))
+	}
+	return b
 }
 
 func appendStr(b []byte, s string) []byte {
@@ -128,6 +134,22 @@ func (d *zygoteDecoder) bool() bool {
 	return v
 }
 
+// mounts reads appendMounts' list.
+func (d *zygoteDecoder) mounts() []Mount {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	ms := make([]Mount, n)
+	for i := range ms {
+		m := &ms[i]
+		m.Path, m.Src = d.str(), d.str()
+		m.Op = int(d.uint(math.MaxInt32))
+		m.Dir = d.bool()
+	}
+	return ms
+}
+
 // decodeZygoteRequest is the request whose wire form is b, all of it.
 func decodeZygoteRequest(b []byte) (Request, error) {
 	d := &zygoteDecoder{b: b}
@@ -135,15 +157,7 @@ func decodeZygoteRequest(b []byte) (Request, error) {
 	r.Argv = d.strs()
 	r.Env = d.strs()
 	r.Dir = d.str()
-	if n := d.count(); n > 0 {
-		r.Mounts = make([]Mount, n)
-		for i := range r.Mounts {
-			m := &r.Mounts[i]
-			m.Path, m.Src = d.str(), d.str()
-			m.Op = int(d.uint(math.MaxInt32))
-			m.Dir = d.bool()
-		}
-	}
+	r.Mounts = d.mounts()
 	if d.bool() {
 		u := &User{UID: uint32(d.uint(math.MaxUint32)), GID: uint32(d.uint(math.MaxUint32))}
 		if n := d.count(); n > 0 {
