@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -413,7 +414,7 @@ func testNonce(t testing.TB) string {
 func testSandboxManifest(t *testing.T, run sandboxRun) {
 	lpNeedBwrap(t)
 	const hostSecret = "HOST-SECRET-TOKEN-5150"
-	h, _ := run.startHost(t, clOptions{
+	h, mode := run.startHost(t, clOptions{
 		agent:   Attrs{"allowed_tools": []string{"Bash"}},
 		senders: []string{"u1", "u2", "u3", "u4", "u5"},
 		env:     []string{"TELEGRAM_BOT_TOKEN=" + hostSecret},
@@ -580,6 +581,11 @@ func testSandboxManifest(t *testing.T, run sandboxRun) {
 	probes, _ := filepath.Glob(filepath.Join(h.dir, "*", ".probe-*"))
 	for _, p := range probes {
 		t.Errorf("a probe reached the host at %s", p)
+	}
+	// The walks above ran on starts made whole and on starts whose system mounts were
+	// made ahead (core/sandbox/helper's zygotestage_linux.go): the host logs each.
+	if recycledMode(mode) && !regexp.MustCompile(`claude starts in a recycled sandbox.* staged=[1-9]`).MatchString(h.log.String()) {
+		t.Errorf("no start in a recycled sandbox had its system mounts made ahead: the manifest walked none")
 	}
 }
 
