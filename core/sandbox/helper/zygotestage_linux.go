@@ -4,7 +4,7 @@ package helper
 
 // A start's system mounts made ahead (issue 84). Of a start's ~47 mounts some 40 are the
 // same in every start of an agent: the system's grants (/usr, /etc/passwd …, read-only,
-// root's) and the scratch directories, the leading part of its list (the list goes by
+// root's), the scratch directories and the operator's home hidden, the leading part of its list (the list goes by
 // depth, and a chat's own paths lie deeper). Making them was about half of the helper's
 // work per start, two mount calls each. While the sandbox is idle the prepared start
 // (zygoteprep_linux.go) now makes that part of the last start's list in its namespace:
@@ -45,13 +45,14 @@ const StageEnv = "CLAWHOST_SANDBOX_STAGE"
 var errStageStale = errors.New("the mounts made ahead are not the start's")
 
 // stageable reports whether m may be made ahead of its start: a system grant bound
-// read-only at itself, or a scratch directory (a fresh tmpfs).
+// read-only at itself, or a fresh tmpfs (a scratch directory, a hidden one: the
+// operator's home) or /dev/null over a hidden file.
 func stageable(m Mount) bool {
 	switch {
 	case m.Src != "":
 		return false
-	case m.Op == OpScratch:
-		return slices.Contains(confine.Scratch, m.Path)
+	case m.Op == OpScratch, m.Op == OpHide:
+		return true
 	case m.Op == OpReadOnly:
 		return systemGrant()[m.Path] || slices.Contains(Testing.Grants, m.Path)
 	}
