@@ -42,16 +42,18 @@ var zygoteBwrapUser = []string{"--unshare-user", "--uid", "0", "--gid", "0", "--
 
 // zygote is the host's side of one helper.
 type zygote struct {
-	conn    *seqpacket.Conn // the host's end of the socket
-	cmd     *exec.Cmd
-	replies chan zygoteReplyFD // start replies and exits, in order
-	clean   chan struct{}      // one value each time the sandbox is empty again
-	dead    chan struct{}      // closed when the socket ended (the helper died or was stopped)
-	exited  chan struct{}      // closed when bwrap exited and its stderr is read
-	stderr  *tail.Buffer
-	wmu     sync.Mutex
-	once    sync.Once
-	pid     atomic.Int64 // helperPID's answer, once it found the helper
+	conn      *seqpacket.Conn // the host's end of the socket
+	cmd       *exec.Cmd
+	replies   chan zygoteReplyFD // start replies and exits, in order
+	clean     chan struct{}      // one value each time the sandbox is empty again
+	ready     chan struct{}      // closed once the helper made its first start ahead
+	dead      chan struct{}      // closed when the socket ended (the helper died or was stopped)
+	exited    chan struct{}      // closed when bwrap exited and its stderr is read
+	stderr    *tail.Buffer
+	wmu       sync.Mutex
+	once      sync.Once
+	readyOnce sync.Once
+	pid       atomic.Int64 // helperPID's answer, once it found the helper
 }
 
 type zygoteReplyFD struct {
@@ -93,7 +95,7 @@ func startZygote(bwrap, exe string, user *helper.User, stage []helper.Mount) (*z
 		_ = unix.Close(pair[0])
 		return nil, fmt.Errorf("sandbox helper socket: %w", err)
 	}
-	z := &zygote{conn: conn, cmd: cmd, replies: make(chan zygoteReplyFD, 4), clean: make(chan struct{}, 1),
+	z := &zygote{conn: conn, cmd: cmd, replies: make(chan zygoteReplyFD, 4), clean: make(chan struct{}, 1), ready: make(chan struct{}),
 		dead: make(chan struct{}), exited: make(chan struct{}), stderr: &tail.Buffer{Max: 4 << 10}}
 	cmd.Stderr = z.stderr
 	if err := cmd.Start(); err != nil {
@@ -128,6 +130,10 @@ func (z *zygote) read() {
 		if len(fds) > 0 {
 			r.fd = fds[0]
 			seqpacket.CloseAll(fds[1:])
+		}
+		if r.Ready {
+			z.readyOnce.Do(func() { close(z.ready) })
+			continue
 		}
 		if r.Clean {
 			select {
@@ -181,6 +187,17 @@ func (z *zygote) stop() {
 
 // zygoteStopWait bounds the wait for a stopped helper's bwrap to exit before it is killed.
 const zygoteStopWait = 5 * time.Second
+
+// isReady reports whether the helper has made its first start ahead: a start sent to it
+// now does not wait for its own start-up.
+func (z *zygote) isReady() bool {
+	select {
+	case <-z.ready:
+		return true
+	default:
+		return false
+	}
+}
 
 // alive reports whether the helper's socket is still open.
 func (z *zygote) alive() bool {

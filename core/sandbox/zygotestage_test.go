@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawhost/clawhost/core/internal/confine"
 	"github.com/clawhost/clawhost/core/sandbox/helper"
@@ -161,5 +162,42 @@ func TestZygoteStagedStartIsTheWholeStart(t *testing.T) {
 	short := slices.Delete(slices.Clone(mounts), k-1, k)
 	if out, n := stagedRun(t, z, short, "test -e "+mounts[k-1].Path+" || echo gone"); n != 0 || out != "gone\n" {
 		t.Fatalf("a start of another list read %q with %d made ahead", out, n)
+	}
+}
+
+// TestZygoteSaysReady: a helper tells the host once it has made its first start ahead,
+// which it has before any start was asked of it.
+func TestZygoteSaysReady(t *testing.T) {
+	z := testZygote(t, "")
+	select {
+	case <-z.ready:
+	case <-z.dead:
+		t.Fatalf("the helper ended: %s", z.stderr.String())
+	case <-time.After(zygoteTimeout):
+		t.Fatal("the helper did not say it is ready")
+	}
+	if _, _, prepared := zygoteRunPrepared(t, z, helper.Request{Argv: []string{"/bin/true"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: "/", Mounts: zygoteSystem()}); !prepared {
+		t.Fatal("the start after Ready was not made ahead")
+	}
+}
+
+// TestTakeIdlePrefersAReadyHelper: a start takes the idle sandbox that came back last among
+// those whose helper is ready, not one still starting (a spare just started beside it).
+func TestTakeIdlePrefersAReadyHelper(t *testing.T) {
+	mk := func(ready bool) *zygote {
+		z := &zygote{ready: make(chan struct{})}
+		if ready {
+			close(z.ready)
+		}
+		return z
+	}
+	a, b, c := mk(true), mk(true), mk(false)
+	z, q := takeIdle([]*zygote{a, b, c})
+	if z != b || len(q) != 2 || q[0] != a || q[1] != c {
+		t.Fatalf("took the %s one", map[*zygote]string{a: "first", b: "second", c: "third (not ready)"}[z])
+	}
+	z, q = takeIdle([]*zygote{mk(false), c})
+	if z != c || len(q) != 1 {
+		t.Fatal("with none ready, the last to come is taken")
 	}
 }

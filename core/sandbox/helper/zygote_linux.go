@@ -88,6 +88,8 @@ type Reply struct {
 	// Staged, how many of its mounts were (zygotestage_linux.go).
 	Prepared bool `json:"prepared,omitempty"`
 	Staged   int  `json:"staged,omitempty"`
+	// Ready, the helper's first message: it has made its first start ahead.
+	Ready bool `json:"ready,omitempty"`
 }
 
 // weakened reports whether the helper leaves the defence what out (Testing.Weaken).
@@ -182,6 +184,10 @@ func Main() int {
 	}
 	signal.Notify(z.child, syscall.SIGCHLD)
 	z.prepareNext()
+	if err := z.reply(Reply{Ready: true}); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox helper: the host's socket:", err)
+		return 1
+	}
 	// Served off the main thread, which stays parked here (see init).
 	served := make(chan error, 1)
 	go func() { served <- z.serve() }()
