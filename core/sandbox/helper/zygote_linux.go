@@ -177,6 +177,7 @@ func Main() int {
 		return 2
 	}
 	z := &zygoteServer{conn: conn, child: make(chan os.Signal, 1), user: user}
+	z.noStage = !canStage()
 	if v := os.Getenv(StageEnv); v != "" {
 		// A list that is not one stages nothing.
 		z.stage, _ = decodeMounts(v)

@@ -92,6 +92,18 @@ func decodeMounts(s string) ([]Mount, error) {
 	return ms, d.end()
 }
 
+// canStage reports whether this kernel has what a start's check needs: openat2 with
+// RESOLVE_IN_ROOT (Linux 5.6) and statx's mount id (5.8). Without, nothing is made ahead.
+func canStage() bool {
+	fd, err := unix.Openat2(unix.AT_FDCWD, "/", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT})
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	_, err = idOf(fd)
+	return err == nil
+}
+
 // fileID is what a mount's source was: its mount and inode.
 type fileID struct {
 	mnt, dev, ino uint64
