@@ -4,9 +4,9 @@ package helper
 
 // A start's system mounts made ahead (issue 84). Of a start's ~47 mounts some 40 are the
 // same in every start of an agent: the system's grants (/usr, /etc/passwd …, read-only,
-// root's), the scratch directories and the operator's home hidden, the leading part of its list (the list goes by
-// depth, and a chat's own paths lie deeper). Making them was about half of the helper's
-// work per start, two mount calls each. While the sandbox is idle the prepared start
+// root's), the scratch directories and the operator's home hidden, the leading part of
+// its list (the list goes by depth, and a chat's own paths lie deeper). Making them was
+// about half of the helper's work per start, two mount calls each. While the sandbox is idle the prepared start
 // (zygoteprep_linux.go) now makes that part of the last start's list in its namespace:
 // claude's root, its /dev and /proc, the mounts, and the pivot into it, the helper's view
 // kept at /.old. The start then only checks it and makes the rest:
