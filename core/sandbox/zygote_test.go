@@ -75,6 +75,14 @@ func zygoteRun(t *testing.T, z *zygote, req helper.Request) (string, int) {
 // ahead (core/sandbox/helper).
 func zygoteRunPrepared(t *testing.T, z *zygote, req helper.Request) (string, int, bool) {
 	t.Helper()
+	out, code, p := zygoteRunProc(t, z, req)
+	return out, code, p != nil && p.prepared
+}
+
+// zygoteRunProc is zygoteRun that also returns claude's process as the helper started it
+// (released; nil when the helper ended before it answered).
+func zygoteRunProc(t *testing.T, z *zygote, req helper.Request) (string, int, *zygoteProc) {
+	t.Helper()
 	out, err := os.CreateTemp(t.TempDir(), "out")
 	must(t, err)
 	defer out.Close()
@@ -83,14 +91,14 @@ func zygoteRunPrepared(t *testing.T, z *zygote, req helper.Request) (string, int
 	defer devnull.Close()
 	p, err := z.run(req, devnull, out, out)
 	if err != nil && !z.alive() {
-		return "HELPER-ENDED", -1, false
+		return "HELPER-ENDED", -1, nil
 	}
 	must(t, err)
 	defer p.Release()
 	code := p.Wait()
 	b, err := os.ReadFile(out.Name())
 	must(t, err)
-	return string(b), code, p.prepared
+	return string(b), code, p
 }
 
 // zygoteAfter is what became of z after its claude exited: "clean" (it takes the next

@@ -34,27 +34,15 @@ func stagedZygote(t *testing.T, weaken string, grants []string, stage []helper.M
 // mounts its start found made ahead.
 func stagedRun(t *testing.T, z *zygote, mounts []helper.Mount, script string) (string, int) {
 	t.Helper()
-	out, err := os.CreateTemp(t.TempDir(), "out")
-	must(t, err)
-	defer out.Close()
-	devnull, err := os.Open(os.DevNull)
-	must(t, err)
-	defer devnull.Close()
-	p, err := z.run(helper.Request{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
-		Dir: "/", Mounts: mounts}, devnull, out, out)
-	must(t, err)
-	staged := p.staged
-	if code := p.Wait(); code != 0 {
-		b, _ := os.ReadFile(out.Name())
-		t.Fatalf("the script exited %d: %s", code, b)
+	out, code, p := zygoteRunProc(t, z, helper.Request{Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
+		Dir: "/", Mounts: mounts})
+	if code != 0 || p == nil {
+		t.Fatalf("the script exited %d: %s", code, out)
 	}
-	p.Release()
 	if after := zygoteAfter(t, z); after != "clean" {
 		t.Fatalf("the helper is %s", after)
 	}
-	b, err := os.ReadFile(out.Name())
-	must(t, err)
-	return string(b), staged
+	return out, p.staged
 }
 
 // stageFixture is a file and a directory under a test's temporary directory (below /tmp,
