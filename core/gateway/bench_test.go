@@ -906,7 +906,10 @@ func BenchmarkGatewaySessionsRSS(b *testing.B) {
 			b.Fatalf("Sessions: %d listed, %d total; want 200 of %d", len(list), total, sessions)
 		}
 		bg.checkAllDone(b)
+		// Idle a minute, the store and the gateway drop their caches of
+		// the sessions (core/store/sqlite idle.go, session.IdleRelease).
 		bg.db.ReleaseMemory()
+		bg.gw.meta.Release()
 		rss, heap := settle(b)
 		runtime.KeepAlive(list)
 		b.ReportMetric(float64(rss-idleRSS)/(1<<20), "rss-delta-MB")

@@ -229,6 +229,9 @@ func New(opts Options) *Gateway {
 		debouncers: map[time.Duration]*debounce.Debouncer[arrival]{}, ready: cmp.Or(opts.Ready, make(chan struct{})), ctx: ctx, cancel: cancel,
 		meta: session.NewCache(session.DefaultCacheSize),
 	}
+	// On the wall clock, as the store's own idle release: it frees memory and
+	// changes nothing a test's fake clock steps through.
+	g.meta.ReleaseWhenIdle(tstime.Std{}, session.IdleRelease)
 	g.place = placement.New(placement.Options{Placement: opts.Placement, Clock: opts.Clock, Ctx: ctx, Logger: log, Background: g.background})
 	g.delivery = delivery.New(delivery.Options{Logger: log, Channels: opts.Ports, Store: opts.Store, Observer: opts.Observer, Settings: opts.Settings.Delivery, Serialize: g.sends.Lock})
 	g.holds = pairingHolds{ctx: ctx, store: opts.Store, delivery: g.delivery, log: log, now: opts.Now, background: g.background}
@@ -447,6 +450,7 @@ func (g *Gateway) Close(ctx context.Context) {
 	case <-ctx.Done():
 	}
 	g.delivery.Close()
+	g.meta.Release()
 }
 
 type nopObserver struct{}

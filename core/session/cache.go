@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"time"
 
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/store"
 )
 
@@ -20,6 +22,12 @@ import (
 // the store's own session cache keeps.
 const DefaultCacheSize = 1024
 
+// IdleRelease is how long a cache that lets go when idle (ReleaseWhenIdle)
+// goes unused before it drops every entry: as long as the store waits
+// before its own idle release (core/store/sqlite), which drops its cache of
+// the same sessions.
+const IdleRelease = time.Minute
+
 // Cache remembers decoded metadata by session key. The composer owns one
 // and passes it to the stages that read sessions. A nil *Cache decodes
 // every time. It is safe for concurrent use.
@@ -27,6 +35,13 @@ type Cache struct {
 	max int
 	mu  sync.Mutex
 	m   map[string]decoded // by session key
+
+	// Set by ReleaseWhenIdle: clock and idle; timer is armed while the
+	// cache holds entries, used says it was read or written since.
+	clock tstime.Clock
+	idle  time.Duration
+	timer tstime.Timer
+	used  bool
 }
 
 type decoded struct {
@@ -86,6 +101,7 @@ func (c *Cache) get(key string) (decoded, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.used = true
 	d, ok := c.m[key]
 	return d, ok
 }
@@ -103,6 +119,62 @@ func (c *Cache) remember(key string, d decoded) {
 		}
 	}
 	c.m[key] = d
+	c.used = true
+	if c.clock != nil && c.timer == nil {
+		c.timer = c.clock.AfterFunc(c.idle, c.expire)
+	}
+}
+
+// ReleaseWhenIdle makes c drop every entry once it went unused (no Decode,
+// Of or Encode) for d: between d and 2d after its last use. An idle host
+// needs none of them, and what the cache holds pins far more memory than
+// its own size: each entry was allocated while its chat was active, among
+// that turn's garbage, so each keeps a partly used span of the heap
+// resident (10,000 chats' sessions: with the store's cache of the same
+// sessions, 7 MB of spans for 1.4 MB of entries;
+// BenchmarkGatewaySessionsRSS). The next turn of each chat decodes its
+// metadata again. It costs a timer that fires once per d while the cache
+// is in use, none once it is empty.
+func (c *Cache) ReleaseWhenIdle(clock tstime.Clock, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clock, c.idle = clock, d
+}
+
+// expire is the idle timer: used since it was armed, it waits again;
+// unused, the entries go.
+func (c *Cache) expire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timer == nil {
+		return // released meanwhile
+	}
+	if c.used {
+		c.used = false
+		c.timer.Reset(c.idle)
+		return
+	}
+	c.drop()
+}
+
+// Release drops every entry now (and stops the idle timer).
+func (c *Cache) Release() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.drop()
+}
+
+// drop empties the cache: a new map, so that the old one's buckets go too.
+func (c *Cache) drop() {
+	c.m = make(map[string]decoded)
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	c.used = false
 }
 
 // own copies the slices of m, so that neither the cache nor a caller sees

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/clawhost/clawhost/core/internal/tstime/tstimetest"
 )
 
 func TestDecodeIsUnmarshal(t *testing.T) {
@@ -95,4 +98,62 @@ func TestCachesAreSeparate(t *testing.T) {
 	if len(a.m) != 1 || len(b.m) != 0 {
 		t.Fatalf("entries: a %d, b %d", len(a.m), len(b.m))
 	}
+}
+
+// TestCacheReleasedWhenIdle: a cache that lets go when idle keeps its
+// entries while it is used, drops them once a whole period passed unused,
+// arms its timer only while it holds any, and fills again on use.
+func TestCacheReleasedWhenIdle(t *testing.T) {
+	t.Parallel()
+	clk := tstimetest.NewFake(time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC))
+	c := NewCache(0)
+	c.ReleaseWhenIdle(clk, IdleRelease)
+	if n := clk.Waiters(); n != 0 {
+		t.Fatalf("%d timers armed by an empty cache, want 0", n)
+	}
+	raw, err := c.Encode("s1", Meta{Model: "opus"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := clk.Waiters(); n != 1 {
+		t.Fatalf("%d timers armed once the cache holds an entry, want 1", n)
+	}
+	entries := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.m)
+	}
+	// Used within the period: the timer fires, sees the use and waits again.
+	clk.Advance(IdleRelease - time.Second)
+	if m, _ := c.Decode("s1", raw); m.Model != "opus" {
+		t.Fatalf("decoded %+v", m)
+	}
+	clk.Advance(time.Second)
+	if !clk.BlockUntil(1, 10*time.Second) {
+		t.Fatal("the idle timer was not armed again after a used period")
+	}
+	if n := entries(); n != 1 {
+		t.Fatalf("%d entries after a used period, want 1", n)
+	}
+	// A whole period unused: the next expiry drops everything and arms nothing.
+	c.expire()
+	if n := entries(); n != 0 {
+		t.Fatalf("%d entries after an unused period, want 0", n)
+	}
+	if n := clk.Waiters(); n != 0 {
+		t.Fatalf("%d timers armed by the emptied cache, want 0", n)
+	}
+	// Used again: decoded and cached, the timer armed again.
+	if m, ok := c.Decode("s1", raw); !ok || m.Model != "opus" {
+		t.Fatalf("decoded %+v %v after the release", m, ok)
+	}
+	if n, w := entries(), clk.Waiters(); n != 1 || w != 1 {
+		t.Fatalf("%d entries and %d timers after a use, want 1 and 1", n, w)
+	}
+	c.Release()
+	if n, w := entries(), clk.Waiters(); n != 0 || w != 0 {
+		t.Fatalf("%d entries and %d timers after Release, want 0 and 0", n, w)
+	}
+	var none *Cache
+	none.Release() // a nil cache has nothing to release
 }

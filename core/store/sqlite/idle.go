@@ -21,10 +21,12 @@ const idleChecks = 4
 // mapped. Once no statement ran for Options.IdleRelease it closes the idle
 // readers (the next read opens one again: its schema read and the
 // statement's preparation, about 0.4 ms, once per idle period), empties the writer's page cache
-// (PRAGMA shrink_memory; the writer keeps its connection and statements)
-// and hands libc's empty regions back to the kernel: freeing alone would
-// not, libc keeps up to 4 MB of freed regions per size class resident for
-// reuse. A busy store (a statement in every period) never does any of it.
+// (PRAGMA shrink_memory; the writer keeps its connection and statements),
+// hands libc's empty regions back to the kernel (freeing alone would
+// not: libc keeps up to 4 MB of freed regions per size class resident for
+// reuse) and drops its cache of the sessions of the chats active lately
+// (sessionCache.release: the next turn of each reads its row). A busy
+// store (a statement in every period) never does any of it.
 func (d *DB) releaseIdle(every time.Duration, done <-chan struct{}) {
 	t := time.NewTicker(every / idleChecks)
 	defer t.Stop()
@@ -75,8 +77,8 @@ func (w *idleWatch) tick(n int64) bool {
 // statement runs; one that does keeps what it needs.
 func (d *DB) ReleaseMemory() { d.releaseMemory() }
 
-// releaseMemory closes the idle readers, shrinks the writer's page cache
-// and returns libc's empty regions to the kernel. It runs no counted
+// releaseMemory closes the idle readers, shrinks the writer's page cache,
+// returns libc's empty regions to the kernel and drops the session cache. It runs no counted
 // statement (Statements), so it does not end the idle period itself.
 func (d *DB) releaseMemory() {
 	d.rdb.SetMaxIdleConns(0) // closes the idle connections now
@@ -91,4 +93,5 @@ func (d *DB) releaseMemory() {
 	if err := trimCHeap(); err != nil {
 		d.log.Debug("returning SQLite's freed memory failed", "error", err)
 	}
+	d.sessions.release()
 }

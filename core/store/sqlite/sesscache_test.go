@@ -90,3 +90,36 @@ func TestRolledBackSessionIsNotCached(t *testing.T) {
 		t.Fatalf("after: %+v %v", after, err)
 	}
 }
+
+// TestReleaseMemoryDropsSessionCache: the idle release empties the session
+// cache, and the store goes on serving every session as last committed
+// (read from its row, then cached again).
+func TestReleaseMemoryDropsSessionCache(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := openWithReader(t)
+	for _, k := range []string{"a", "b"} {
+		if _, err := d.UpdateSession(ctx, k, func(s *store.Session, _ bool) error { s.Turns = 3; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, _ := d.sessions.get("a"); !ok {
+		t.Fatal("a written session is not cached")
+	}
+	d.ReleaseMemory()
+	if n := len(d.sessions.m); n != 0 {
+		t.Fatalf("%d sessions cached after the release, want 0", n)
+	}
+	if got, err := d.Session(ctx, "a"); err != nil || got.Turns != 3 {
+		t.Fatalf("session a after the release: %+v %v, want 3 turns", got, err)
+	}
+	if _, ok, _ := d.sessions.get("a"); !ok {
+		t.Fatal("a session read after the release is not cached again")
+	}
+	if _, err := d.UpdateSession(ctx, "b", func(s *store.Session, _ bool) error { s.Turns++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.Session(ctx, "b"); err != nil || got.Turns != 4 {
+		t.Fatalf("session b after the release and an update: %+v %v, want 4 turns", got, err)
+	}
+}
