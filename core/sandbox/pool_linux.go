@@ -18,6 +18,7 @@ import (
 
 	"github.com/clawhost/clawhost/core/internal/confine"
 	"github.com/clawhost/clawhost/core/internal/runas"
+	"github.com/clawhost/clawhost/core/internal/tstime"
 	"github.com/clawhost/clawhost/core/sandbox/helper"
 )
 
@@ -92,6 +93,11 @@ type Pool struct {
 	// recycled, when set (tests), is told the helper pid of each sandbox that went back
 	// to its pool.
 	recycled chan<- int
+	// The idle release (poolidle_linux.go): each key's last start on clock, and the timer,
+	// armed while a sandbox is idle.
+	clock     tstime.Clock
+	lastStart map[zygoteKey]time.Time
+	release   tstime.Timer
 }
 
 // HelperUnsupported is why the helper cannot give claude the sandbox bubblewrap per start
@@ -209,6 +215,7 @@ func HelperExecutable(exe string) string {
 func (zp *Pool) get(k zygoteKey, u *helper.User, stage []helper.Mount) (*zygote, error) {
 	zp.mu.Lock()
 	zp.stages[k] = stage
+	zp.startedNow(k)
 	var z *zygote
 	wait := time.NewTimer(zygoteEmptyingWait)
 	defer wait.Stop()
@@ -287,6 +294,7 @@ func (zp *Pool) refill(k zygoteKey, u *helper.User) {
 		return
 	}
 	zp.idle[k] = append(zp.idle[k], z)
+	zp.armRelease()
 	zp.mu.Unlock()
 }
 
@@ -325,6 +333,7 @@ func (zp *Pool) recycle(k zygoteKey, z *zygote) {
 		return
 	}
 	zp.idle[k] = append(zp.idle[k], z)
+	zp.armRelease()
 	tell := zp.recycled
 	zp.mu.Unlock()
 	if tell != nil {
@@ -340,6 +349,10 @@ func (zp *Pool) recycle(k zygoteKey, z *zygote) {
 func (zp *Pool) close() {
 	zp.mu.Lock()
 	zp.closed = true
+	if zp.release != nil {
+		zp.release.Stop()
+		zp.release = nil
+	}
 	var all []*zygote
 	for k, q := range zp.idle {
 		all = append(all, q...)
@@ -402,6 +415,7 @@ func zygoteSystem() []helper.Mount {
 // helper exe, spares idle ones kept per agent (at least zygoteSpares).
 func NewPool(bwrap, exe string, log hclog.Logger, spares int) *Pool {
 	return &Pool{bwrap: bwrap, exe: exe, log: log, spares: max(zygoteSpares, spares), idle: map[zygoteKey][]*zygote{},
+		clock: tstime.Std{}, lastStart: map[zygoteKey]time.Time{},
 		filling: map[zygoteKey]bool{}, stages: map[zygoteKey][]helper.Mount{}, emptying: map[zygoteKey]int{}, returning: map[zygoteKey]int{}, stopping: map[zygoteKey]int{}, back: make(chan struct{})}
 }
 
