@@ -50,7 +50,9 @@ func serve(path string, stderr io.Writer) int {
 	}
 	log := h.Logger()
 	// After core.New: the store sized its readers by every processor.
-	procpace.Start()
+	// A burst's garbage goes back to the kernel once the host is light
+	// again, not at the next idle collection minutes later.
+	procpace.Start(memtrim.Settle)
 	// The plugins are starting; once the host is up, what only its start
 	// touched (configuration, migrations, launching plugins) leaves the
 	// resident set.

@@ -30,6 +30,10 @@
 // after a pause measures the pause too, so a burst moves the host on its
 // second look, a quarter of a second in.
 //
+// Going back to one processor is also the moment a burst of work ended:
+// Start's settled function runs then (the host's gives the burst's
+// garbage back to the kernel: memtrim.Settle).
+//
 // An operator's GOMAXPROCS in the environment wins: Start does nothing
 // when it is set, nor when Go gives the process one processor anyway.
 package procpace
@@ -83,10 +87,15 @@ func Procs() (now, busy int) {
 // Start applies the pacing to this process, unless GOMAXPROCS is set in
 // its environment or the process has one processor. It is idempotent.
 // Call it after what sizes itself by runtime.GOMAXPROCS(0) at its start
-// (the store's readers): that should see every processor.
-func Start() {
+// (the store's readers): that should see every processor. settled, when
+// not nil, runs on a goroutine of its own each time the process goes back
+// to one processor after a busy spell.
+func Start(settled func()) {
 	once.Do(func() {
 		if p := start(os.Getenv, runtimeProcs{}, cpuTime, time.Now, time.AfterFunc); p != nil {
+			if settled != nil {
+				p.settled = func() { go settled() } // never under the pacer's lock
+			}
 			active.Store(p)
 		}
 	})
@@ -120,7 +129,8 @@ type pacer struct {
 	cpu       func() (time.Duration, bool)
 	now       func() time.Time
 	afterFunc func(time.Duration, func()) *time.Timer
-	busyProcs int // what procs.All gives, read at the start
+	busyProcs int    // what procs.All gives, read at the start
+	settled   func() // run when a busy spell ends (Start); nil for none
 
 	epoch    time.Time    // the start: lastNano counts from it on the monotonic clock
 	lastNano atomic.Int64 // lastAt − epoch in nanoseconds, for busy's check without the lock
@@ -205,6 +215,9 @@ func (pc *pacer) look() bool {
 		if now.Sub(pc.quietSince) >= Quiet {
 			pc.procs.One()
 			pc.all = false
+			if pc.settled != nil {
+				pc.settled()
+			}
 		}
 	}
 	if pc.all && pc.timer == nil {

@@ -124,6 +124,37 @@ func TestBusyGoesToAllAndBack(t *testing.T) {
 	}
 }
 
+func TestSettledWhenABurstEnds(t *testing.T) {
+	r := newRig(t, nil, 2)
+	settled := 0
+	r.p.settled = func() { settled++ }
+	burst := func() {
+		r.run(time.Second, 0.9)
+		r.p.look()
+		if r.procs.procs != 2 {
+			t.Fatal("the burst did not move the host to all processors")
+		}
+		for r.procs.procs != 1 {
+			r.run(HoldCheck, 0.01)
+			r.fire()
+		}
+	}
+	burst()
+	if settled != 1 {
+		t.Fatalf("after a burst ended: settled %d times, want 1", settled)
+	}
+	// Light work on one processor settles nothing.
+	r.run(time.Second, 0.05)
+	r.p.look()
+	if settled != 1 {
+		t.Fatalf("light work on one processor: settled %d times, want 1", settled)
+	}
+	burst()
+	if settled != 2 {
+		t.Fatalf("after the second burst: settled %d times, want 2", settled)
+	}
+}
+
 func TestBusyLooksAtMostEveryWindow(t *testing.T) {
 	r := newRig(t, nil, 2)
 	reads := r.reads
