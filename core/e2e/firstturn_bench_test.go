@@ -74,7 +74,7 @@ func BenchmarkFirstTurnTelegram(b *testing.B) {
 		srv, d, runLog := outHost(b, claude, admin, Attrs{"spare": false})
 		var prof chan []byte
 		if *firstPprof != "" {
-			prof = outProfile(b, admin["listen"].(string))
+			prof = outProfile(b, admin["listen"].(string), "profile?seconds=8")
 		}
 		started := measureFirstTurns(b, srv, d, runLog, chats)
 		if prof != nil {

@@ -25,7 +25,8 @@ package e2e
 // time; in 100 turns most are the host's heap growing to its GOGC=400
 // goal, 30 a turn, against 5 a turn over 1,500). -out.pprof=FILE writes a CPU profile of the
 // host taken over the warm turns (from its admin endpoint's
-// /debug/pprof/profile), for `go tool pprof -top`.
+// /debug/pprof/profile), for `go tool pprof -top`; -out.trace=FILE an
+// execution trace of its first 3 s, for `go tool trace`.
 //
 // The machine is shared: compare builds by running this benchmark
 // against each binary directory (CLAWHOST_BIN_DIR) in alternation, and
@@ -63,7 +64,10 @@ const (
 	outChat = 7_000_001
 )
 
-var outPprof = flag.String("out.pprof", "", "write a CPU profile of the host over BenchmarkOutboundTelegram's warm turns to this file")
+var (
+	outPprof = flag.String("out.pprof", "", "write a CPU profile of the host over BenchmarkOutboundTelegram's warm turns to this file")
+	outTrace = flag.String("out.trace", "", "write an execution trace of the host over the first 3 s of BenchmarkOutboundTelegram's warm turns to this file")
+)
 
 func BenchmarkOutboundTelegram(b *testing.B) {
 	claude := fakeClaudeBin(b, b.TempDir())
@@ -128,15 +132,19 @@ func outHost(b *testing.B, claude string, admin, agent Attrs, storage ...Attrs) 
 func outRound(b *testing.B, claude string, storage ...Attrs) outResult {
 	b.Helper()
 	admin := Attrs{"listen": ""}
-	if *outPprof != "" {
+	file, what := *outPprof, "profile?seconds=8"
+	if *outTrace != "" {
+		file, what = *outTrace, "trace?seconds=3"
+	}
+	if file != "" {
 		admin = Attrs{"listen": sdktest.FreeAddr(b), "pprof": true}
 	}
 	srv, d, runLog := outHost(b, claude, admin, nil, storage...)
 	host := d.cmd.Process.Pid
 	plugin := tgPluginPID(d, 0)
 	var prof chan []byte
-	if *outPprof != "" {
-		prof = outProfile(b, admin["listen"].(string))
+	if file != "" {
+		prof = outProfile(b, admin["listen"].(string), what)
 	}
 	hostCPU0, pluginCPU0 := cpuTime(host), cpuTime(plugin)
 	hostFaults0, pluginFaults0 := procFaults(host), procFaults(plugin)
@@ -151,7 +159,7 @@ func outRound(b *testing.B, claude string, storage ...Attrs) outResult {
 		hostFaults: float64(procFaults(host)-hostFaults0) / outTurns, pluginFaults: float64(procFaults(plugin)-pluginFaults0) / outTurns,
 		hostSwitches: float64(procSwitches(host)-hostSwitches0) / outTurns, pluginSwitches: float64(procSwitches(plugin)-pluginSwitches0) / outTurns}
 	if prof != nil {
-		if err := os.WriteFile(*outPprof, <-prof, 0o600); err != nil {
+		if err := os.WriteFile(file, <-prof, 0o600); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -289,15 +297,16 @@ func outShown(srv *telegramtest.Server) string {
 	return sent[len(sent)-1].Visible
 }
 
-// outProfile starts a CPU profile of the host at its admin endpoint and
-// returns where it arrives; it ends when the warm turns take about 10 s
-// at most (the profile's length).
-func outProfile(b *testing.B, addr string) chan []byte {
+// outProfile starts a CPU profile or a trace of the host at its admin
+// endpoint (what: the path under /debug/pprof/ with its length) and
+// returns where it arrives; the profile ends when the warm turns take
+// about 10 s at most (its length).
+func outProfile(b *testing.B, addr, what string) chan []byte {
 	b.Helper()
 	ch := make(chan []byte, 1)
 	tok := AdminToken(addr)
 	go func() {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/debug/pprof/profile?seconds=8", nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/debug/pprof/"+what, nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
