@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -72,13 +73,7 @@ func expiredIdle(idle map[zygoteKey][]*zygote, last map[zygoteKey]time.Time, now
 		}
 	}
 	slices.SortFunc(expired, func(a, b zygoteKey) int {
-		if a.agent != b.agent {
-			if a.agent < b.agent {
-				return -1
-			}
-			return 1
-		}
-		return int(a.uid - b.uid)
+		return cmp.Or(cmp.Compare(a.agent, b.agent), cmp.Compare(a.uid, b.uid))
 	})
 	return expired, next
 }

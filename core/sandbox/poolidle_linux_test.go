@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"os"
-	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -43,14 +42,7 @@ func TestExpiredIdle(t *testing.T) {
 // helper's process gone, the timer with it — once the agent started none for a whole
 // period.
 func TestPoolStopsIdleSandboxes(t *testing.T) {
-	needBwrap(t)
-	if why := HelperUnsupported(); why != "" {
-		t.Skip(why)
-	}
-	bwrap, err := exec.LookPath(bwrapCommand)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bwrap := needZygote(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -355,14 +355,7 @@ func BenchmarkZygoteConfine(b *testing.B) {
 // benchZygoteStarts is BenchmarkZygoteHelperCPU's measure with exe as the helper, weaken
 // as its zygoteWeaken (a test binary's only).
 func benchZygoteStarts(b *testing.B, exe, weaken string) {
-	needBwrap(b)
-	if why := HelperUnsupported(); why != "" {
-		b.Skip(why)
-	}
-	bwrap, err := exec.LookPath(bwrapCommand)
-	if err != nil {
-		b.Fatal(err)
-	}
+	bwrap := needZygote(b)
 	_, c, l := zygoteSpikeSetup(b)
 	mounts := zygoteMounts(c, l, "/bin/true")
 	Testing.HelperEnv = []string{"ZYGOTE_WEAKEN=" + weaken}

@@ -25,7 +25,7 @@ import (
 const zygoteTimeout = 20 * time.Second
 
 // needZygote skips a test of the sandbox helper where it cannot run (no bwrap, not root).
-func needZygote(t *testing.T) string {
+func needZygote(t testing.TB) string {
 	t.Helper()
 	needBwrap(t)
 	if why := HelperUnsupported(); why != "" {
