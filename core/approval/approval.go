@@ -200,9 +200,12 @@ type question struct {
 	choices []string
 	multi   bool
 	// ctext is a choice question's text; picked the options a
-	// multi-select's toggles picked so far (a.mu).
-	ctext  string
-	picked []bool
+	// multi-select's toggles picked so far (a.mu); unshown: a toggle came
+	// while the question was being sent, before there was a message to
+	// edit, and the send's end shows it.
+	ctext   string
+	picked  []bool
+	unshown bool
 	// plan: the question is a plan (ExitPlanMode): Approve / Keep
 	// planning, never always (plan.go).
 	plan bool

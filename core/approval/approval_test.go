@@ -416,6 +416,43 @@ func TestPressBeforeTheSendReturns(t *testing.T) {
 	}
 }
 
+// TestToggleBeforeTheSendReturns: a multi-select's option pressed before
+// the send of its question returned is shown picked once the send did
+// (TestQuestionTelegramRealClaude's press came 6 ms after the message,
+// under load before the host had its id, and the message never showed it).
+func TestToggleBeforeTheSendReturns(t *testing.T) {
+	t.Parallel()
+	o := &pressDuringSend{out: newOut(true, true), who: "ann"}
+	a := New(o, Config{Timeout: time.Minute}, nil, nil)
+	o.a = a
+	input := map[string]any{"questions": []any{
+		map[string]any{"question": "Which sizes?", "header": "Size", "multiSelect": true, "options": []any{map[string]any{"label": "S"}, map[string]any{"label": "M"}}},
+	}}
+	res := ask(t, a, o.out, Question{Key: sk("s"), Target: chat, Asker: "tg:ann", AskerName: "Ann", Request: request("AskUserQuestion", input)})
+	if o.reply != "answered" {
+		t.Fatalf("the press during the send: %q", o.reply)
+	}
+	select {
+	case <-o.notify:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the toggle pressed during the send was never shown")
+	}
+	s := o.last()
+	o.mu.Lock()
+	rows := o.rows[s.id]
+	o.mu.Unlock()
+	if len(rows) != 3 || rows[0][0].Label != "☑ S" || rows[1][0].Label != "☐ M" {
+		t.Fatalf("shown after the send: %+v", rows)
+	}
+	a.Answer(press("ann", s.buttons[2][0].ID), false)
+	var in struct{ Answers map[string]any }
+	got := wait(t, res)
+	_ = json.Unmarshal(got.Decision.UpdatedInput, &in)
+	if in.Answers["Which sizes?"] != "S" {
+		t.Errorf("answers %v", in.Answers)
+	}
+}
+
 // TestAlwaysNamesTheWholeRule: "Always" for a subcommand behind options
 // names the options and the subcommand ("git -C … status …", never
 // "git …"), and where the button cuts it, the question's text says it

@@ -104,7 +104,12 @@ func (a *Approvals) choose(ctx context.Context, q Question) Outcome {
 		if len(ids) > 0 {
 			a.mu.Lock()
 			qu.asked = []sentTo{{q.Target, ids[len(ids)-1]}}
+			unshown := qu.unshown
+			qu.unshown, rows = false, qu.choiceRows()
 			a.mu.Unlock()
+			if unshown { // pressed before the message could be edited
+				a.out.EditButtons(q.Target, ids[len(ids)-1], qu.ctext, rows)
+			}
 		}
 		v, o, ok := a.await(ctx, qu, ids, cfg)
 		a.mu.Lock()
@@ -207,6 +212,7 @@ func (a *Approvals) press(qu *question, rest, by, byID string) (reply string) {
 	rows, text := qu.choiceRows(), qu.ctext
 	var sent []sentTo
 	sent = append(sent, qu.asked...)
+	qu.unshown = len(sent) == 0 // still being sent: its end shows the toggle
 	a.mu.Unlock()
 	for _, s := range sent {
 		a.out.EditButtons(s.tgt, s.id, text, rows)
