@@ -61,7 +61,7 @@ PYTHON ?= /usr/bin/python3
 # so the test and vet targets run each one, and each package once.
 MODULES := . sdk markup proto
 
-.PHONY: help build dist py-examples run test test-go bench chaos proto check tidy fmt deps claude-cli uplot dendrite browser python-grpc postgres bubblewrap systemd tmux voice clean
+.PHONY: help build dist py-examples run test test-go bench chaos proto check tidy fmt deps claude-cli uplot dendrite browser python-grpc postgres bubblewrap systemd tmux voice peer clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -212,13 +212,22 @@ test-go: build ## run the tests that need only Go (real-CLI and browser tests sk
 # drift falls on both alike); the table shows both medians and the change,
 # marked "*" where the benchmark's own code differs between the two.
 # The base's raw output is bin/bench-base.txt.
+#
+# The peer benchmarks (core/e2e/peer_bench_test.go: clawhost beside
+# cc-connect in one run, issue 84's goals) run when bin/peer/cc-connect
+# exists: `make peer PEER_SRC=<a checkout of github.com/chenhg5/cc-connect>`
+# builds it as its docs do (-tags no_web), with
+# core/e2e/testdata/cc-connect-bot-api.patch (the fake Bot API's address
+# from CC_TG_SERVER), from a copy: the checkout is left as it is.
 BENCH_ARGS ?=
 BENCH_BASE ?=
 BENCH_ROUNDS ?= 3
+PEER_SRC ?=
+PEER_BIN = $(wildcard $(abspath $(BIN))/peer/cc-connect)
 bench: build claude-cli ## run the benchmarks; ends with the table of goals and values (raw output in bin/bench.txt; BENCH_BASE=v0.1.0 beside an earlier build)
 ifeq ($(strip $(BENCH_BASE)),)
 	@rm -f $(BIN)/bench.txt; set -o pipefail; for m in $(MODULES); do echo "(cd $$m && $(GO) test -bench . ./...)"; \
-	  (cd $$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$(abspath $(BIN)) \
+	  (cd $$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$(abspath $(BIN)) CLAWHOST_PEER_CC_CONNECT=$(PEER_BIN) \
 	  $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m $(value BENCH_ARGS) ./...) | tee -a $(BIN)/bench.txt || exit 1; done
 	@echo; $(GO) run ./core/cmd/benchreport $(BIN)/bench.txt
 else
@@ -230,11 +239,19 @@ else
 	  for r in $$(seq $(BENCH_ROUNDS)); do for side in base tree; do \
 	    if [ $$side = base ]; then root=$$base out=$(BIN)/bench-base.txt; else root=$(CURDIR) out=$(BIN)/bench.txt; fi; \
 	    for m in $(MODULES); do [ -d $$root/$$m ] || continue; echo "round $$r/$(BENCH_ROUNDS), $$side: (cd $$m && $(GO) test -bench . ./...)"; \
-	      (cd $$root/$$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$$root/$(BIN) \
+	      (cd $$root/$$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$$root/$(BIN) CLAWHOST_PEER_CC_CONNECT=$(PEER_BIN) \
 	      $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m $(value BENCH_ARGS) ./...) | tee -a $$out; done; \
 	  done; done
 	@echo; $(GO) run ./core/cmd/benchreport -base $(BIN)/bench-base.txt -base-name '$(BENCH_BASE)' -base-rev '$(BENCH_BASE)' $(BIN)/bench.txt
 endif
+
+peer: ## build cc-connect for the side-by-side benchmarks into bin/peer (PEER_SRC=<a checkout of github.com/chenhg5/cc-connect>)
+	@test -n "$(PEER_SRC)" || { echo "make peer PEER_SRC=<a checkout of github.com/chenhg5/cc-connect>" >&2; exit 2; }
+	rm -rf $(BIN)/peer/src && mkdir -p $(BIN)/peer/src
+	tar -C '$(PEER_SRC)' --exclude=.git -cf - . | tar -C $(BIN)/peer/src -xf -
+	cd $(BIN)/peer/src && GIT_CEILING_DIRECTORIES=$(abspath $(BIN))/peer git apply $(CURDIR)/core/e2e/testdata/cc-connect-bot-api.patch
+	cd $(BIN)/peer/src && GOWORK=off GOFLAGS=-mod=mod $(GO) build -tags no_web -ldflags '-s -w' -o $(abspath $(BIN))/peer/cc-connect ./cmd/cc-connect
+	rm -rf $(BIN)/peer/src
 
 # The chaos campaign (core/chaos): the real clawhost and telegram plugin
 # against the fake Bot API (and the slack plugin against the fake Slack for

@@ -12,7 +12,9 @@ import (
 
 // Sent is a message the bot sent (or edited) successfully.
 type Sent struct {
-	// Method is the API method: sendMessage, editMessageText, sendPhoto, sendDocument, sendVoice.
+	// Method is the API method: sendMessage, editMessageText, sendPhoto,
+	// sendDocument, sendVoice, or deleteMessage (nothing visible: the
+	// message of MessageID was deleted).
 	Method    string
 	ChatID    string
 	MessageID int
@@ -259,6 +261,31 @@ func (s *Server) editMessageText(p url.Values) (any, *apiError) {
 	m.Method, m.Text, m.ParseMode, m.Visible, m.Keyboard = "editMessageText", text, p.Get("parse_mode"), vis, kb
 	s.recordSent(m)
 	return s.messageJSON(m), nil
+}
+
+// deleteMessage deletes a message the bot sent. It is recorded in Sent
+// as a "deleteMessage" entry with the message's id and nothing visible,
+// so that what a chat shows after it (a tally of Sent by id) no longer
+// has the message.
+func (s *Server) deleteMessage(p url.Values) (any, *apiError) {
+	chat, aerr := checkChat(p)
+	if aerr != nil {
+		return nil, aerr
+	}
+	id, err := strconv.Atoi(p.Get("message_id"))
+	if err != nil {
+		return nil, badRequest("message identifier is not specified")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := chat + "/" + strconv.Itoa(id)
+	old, ok := s.messages[key]
+	if !ok {
+		return nil, badRequest("message to delete not found")
+	}
+	s.recordSent(Sent{Method: "deleteMessage", ChatID: old.ChatID, MessageID: old.MessageID, ThreadID: old.ThreadID})
+	delete(s.messages, key)
+	return true, nil
 }
 
 var chatActions = map[string]bool{
