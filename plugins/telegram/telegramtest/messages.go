@@ -76,6 +76,19 @@ func (s *Server) recordSent(m Sent) {
 	s.sentNotify = make(chan struct{})
 }
 
+// checkMessage reads the chat and the message_id of a call on one message.
+func checkMessage(p url.Values) (string, int, *apiError) {
+	chat, aerr := checkChat(p)
+	if aerr != nil {
+		return "", 0, aerr
+	}
+	id, err := strconv.Atoi(p.Get("message_id"))
+	if err != nil {
+		return "", 0, badRequest("message identifier is not specified")
+	}
+	return chat, id, nil
+}
+
 func checkChat(p url.Values) (string, *apiError) {
 	chat := p.Get("chat_id")
 	if chat == "" {
@@ -224,13 +237,9 @@ func (s *Server) post(p url.Values, m Sent) (any, *apiError) {
 }
 
 func (s *Server) editMessageText(p url.Values) (any, *apiError) {
-	chat, aerr := checkChat(p)
+	chat, id, aerr := checkMessage(p)
 	if aerr != nil {
 		return nil, aerr
-	}
-	id, err := strconv.Atoi(p.Get("message_id"))
-	if err != nil {
-		return nil, badRequest("message identifier is not specified")
 	}
 	text := p.Get("text")
 	if strings.TrimSpace(text) == "" {
@@ -268,13 +277,9 @@ func (s *Server) editMessageText(p url.Values) (any, *apiError) {
 // so that what a chat shows after it (a tally of Sent by id) no longer
 // has the message.
 func (s *Server) deleteMessage(p url.Values) (any, *apiError) {
-	chat, aerr := checkChat(p)
+	chat, id, aerr := checkMessage(p)
 	if aerr != nil {
 		return nil, aerr
-	}
-	id, err := strconv.Atoi(p.Get("message_id"))
-	if err != nil {
-		return nil, badRequest("message identifier is not specified")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
