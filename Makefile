@@ -214,20 +214,21 @@ test-go: build ## run the tests that need only Go (real-CLI and browser tests sk
 # The base's raw output is bin/bench-base.txt.
 #
 # The peer benchmarks (core/e2e/peer_bench_test.go: clawhost beside
-# cc-connect in one run, issue 84's goals) run when bin/peer/cc-connect
-# exists: `make peer PEER_SRC=<a checkout of github.com/chenhg5/cc-connect>`
-# builds it as its docs do (-tags no_web), with
-# core/e2e/testdata/cc-connect-bot-api.patch (the fake Bot API's address
-# from CC_TG_SERVER), from a copy: the checkout is left as it is.
+# cc-connect and PicoClaw in one run, issue 84's goals) run for the peers
+# bin/peer holds: `make peer CC_CONNECT_SRC=<checkout> PICOCLAW_SRC=<checkout>`
+# builds them as their docs do, from copies (the checkouts are left as
+# they are), cc-connect with core/e2e/testdata/cc-connect-bot-api.patch
+# (the fake Bot API's address from CC_TG_SERVER).
 BENCH_ARGS ?=
 BENCH_BASE ?=
 BENCH_ROUNDS ?= 3
-PEER_SRC ?=
-PEER_BIN = $(wildcard $(abspath $(BIN))/peer/cc-connect)
+CC_CONNECT_SRC ?=
+PICOCLAW_SRC ?=
+PEER_ENV = CLAWHOST_PEER_CC_CONNECT=$(wildcard $(abspath $(BIN))/peer/cc-connect) CLAWHOST_PEER_PICOCLAW=$(wildcard $(abspath $(BIN))/peer/picoclaw)
 bench: build claude-cli ## run the benchmarks; ends with the table of goals and values (raw output in bin/bench.txt; BENCH_BASE=v0.1.0 beside an earlier build)
 ifeq ($(strip $(BENCH_BASE)),)
 	@rm -f $(BIN)/bench.txt; set -o pipefail; for m in $(MODULES); do echo "(cd $$m && $(GO) test -bench . ./...)"; \
-	  (cd $$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$(abspath $(BIN)) CLAWHOST_PEER_CC_CONNECT=$(PEER_BIN) \
+	  (cd $$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$(abspath $(BIN)) $(PEER_ENV) \
 	  $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m $(value BENCH_ARGS) ./...) | tee -a $(BIN)/bench.txt || exit 1; done
 	@echo; $(GO) run ./core/cmd/benchreport $(BIN)/bench.txt
 else
@@ -239,19 +240,25 @@ else
 	  for r in $$(seq $(BENCH_ROUNDS)); do for side in base tree; do \
 	    if [ $$side = base ]; then root=$$base out=$(BIN)/bench-base.txt; else root=$(CURDIR) out=$(BIN)/bench.txt; fi; \
 	    for m in $(MODULES); do [ -d $$root/$$m ] || continue; echo "round $$r/$(BENCH_ROUNDS), $$side: (cd $$m && $(GO) test -bench . ./...)"; \
-	      (cd $$root/$$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$$root/$(BIN) CLAWHOST_PEER_CC_CONNECT=$(PEER_BIN) \
+	      (cd $$root/$$m && CLAWHOST_CLAUDE_BIN=$(CURDIR)/$(CLAUDE_BIN) CLAWHOST_BIN_DIR=$$root/$(BIN) $(PEER_ENV) \
 	      $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m $(value BENCH_ARGS) ./...) | tee -a $$out; done; \
 	  done; done
 	@echo; $(GO) run ./core/cmd/benchreport -base $(BIN)/bench-base.txt -base-name '$(BENCH_BASE)' -base-rev '$(BENCH_BASE)' $(BIN)/bench.txt
 endif
 
-peer: ## build cc-connect for the side-by-side benchmarks into bin/peer (PEER_SRC=<a checkout of github.com/chenhg5/cc-connect>)
-	@test -n "$(PEER_SRC)" || { echo "make peer PEER_SRC=<a checkout of github.com/chenhg5/cc-connect>" >&2; exit 2; }
-	rm -rf $(BIN)/peer/src && mkdir -p $(BIN)/peer/src
-	tar -C '$(PEER_SRC)' --exclude=.git -cf - . | tar -C $(BIN)/peer/src -xf -
-	cd $(BIN)/peer/src && GIT_CEILING_DIRECTORIES=$(abspath $(BIN))/peer git apply $(CURDIR)/core/e2e/testdata/cc-connect-bot-api.patch
-	cd $(BIN)/peer/src && GOWORK=off GOFLAGS=-mod=mod $(GO) build -tags no_web -ldflags '-s -w' -o $(abspath $(BIN))/peer/cc-connect ./cmd/cc-connect
-	rm -rf $(BIN)/peer/src
+peer: ## build the peer gateways for the side-by-side benchmarks into bin/peer (CC_CONNECT_SRC=<checkout>, PICOCLAW_SRC=<checkout>)
+	@test -n "$(CC_CONNECT_SRC)$(PICOCLAW_SRC)" || { echo "make peer CC_CONNECT_SRC=<a checkout of github.com/chenhg5/cc-connect> PICOCLAW_SRC=<a checkout of github.com/sipeed/picoclaw> (either)" >&2; exit 2; }
+	@set -e; src=$(abspath $(BIN))/peer/src; \
+	if [ -n "$(CC_CONNECT_SRC)" ]; then rm -rf $$src && mkdir -p $$src; \
+	  tar -C '$(CC_CONNECT_SRC)' --exclude=.git -cf - . | tar -C $$src -xf -; \
+	  (cd $$src && GIT_CEILING_DIRECTORIES=$(abspath $(BIN))/peer git apply $(CURDIR)/core/e2e/testdata/cc-connect-bot-api.patch && \
+	   GOWORK=off GOFLAGS=-mod=mod $(GO) build -tags no_web -ldflags '-s -w' -o $(abspath $(BIN))/peer/cc-connect ./cmd/cc-connect); \
+	  echo "built $(BIN)/peer/cc-connect"; fi; \
+	if [ -n "$(PICOCLAW_SRC)" ]; then rm -rf $$src && mkdir -p $$src; \
+	  tar -C '$(PICOCLAW_SRC)' --exclude=.git -cf - . | tar -C $$src -xf -; \
+	  (cd $$src && CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod $(GO) build -tags goolm,stdjson -ldflags '-s -w' -o $(abspath $(BIN))/peer/picoclaw ./cmd/picoclaw); \
+	  echo "built $(BIN)/peer/picoclaw"; fi; \
+	rm -rf $$src
 
 # The chaos campaign (core/chaos): the real clawhost and telegram plugin
 # against the fake Bot API (and the slack plugin against the fake Slack for

@@ -331,14 +331,16 @@ func (t *loadTally) add(sent []telegramtest.Sent) bool {
 	return true
 }
 
-// mark adds d to the count of each marker of chat in text.
+// mark adds d to the count of each marker of chat in text (once however
+// often the text repeats it: "doubled" is a marker two messages show).
 func (t *loadTally) mark(chat, text string, d int) {
 	found := false
+	seen := map[string]bool{} // a marker counts once a message
 	for _, m := range loadMarkerRE.FindAllStringSubmatch(text, -1) {
-		if m[1] != chat {
+		if m[1] != chat || seen[m[0]] {
 			continue
 		}
-		found = true
+		found, seen[m[0]] = true, true
 		before := t.count[m[0]]
 		t.count[m[0]] += d
 		switch after := t.count[m[0]]; {

@@ -1,6 +1,8 @@
 // Package fakeclaude is a stand-in for the claude CLI in tests: a test binary
 // calls Main from TestMain when EnvVar is set, and the runner is pointed at
-// the test executable. It speaks the stream-json protocol on stdin/stdout.
+// the test executable. It speaks the stream-json protocol on stdin/stdout,
+// or, started with -p (--print), answers the prompt on its stdin once
+// (print.go).
 package fakeclaude
 
 import (
@@ -92,6 +94,10 @@ const EnvVar = "CLAWHOST_FAKE_CLAUDE"
 // before it reads anything from stdin (a claude slow to start: a host
 // killed meanwhile launched it, but it never read the prompt).
 func Main() {
+	if printMode(os.Args) {
+		printMain()
+		return
+	}
 	sid := sessionID(os.Args)
 	out := json.NewEncoder(os.Stdout)
 	logRun(RunEvent{Event: "proc"})

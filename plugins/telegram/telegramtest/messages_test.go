@@ -67,3 +67,27 @@ func TestEmptyMultipartBody(t *testing.T) {
 		t.Fatalf("getMe with an empty multipart body: %d", resp.StatusCode)
 	}
 }
+
+// TestJSONBody: a call's parameters as a JSON object, as the Bot API takes
+// them (telego sends every call so): numbers and objects are read as a
+// form carries them.
+func TestJSONBody(t *testing.T) {
+	t.Parallel()
+	srv := NewServer("1:x")
+	defer srv.Close()
+	body := `{"chat_id":5,"text":"hi <b>there</b>","parse_mode":"HTML","reply_markup":{"inline_keyboard":[[{"text":"Yes","callback_data":"y"}]]},"reply_parameters":null}`
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/bot1:x/sendMessage", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sent := srv.Sent()
+	if resp.StatusCode != 200 || len(sent) != 1 || sent[0].ChatID != "5" || sent[0].Visible != "hi there" ||
+		len(sent[0].Keyboard) != 1 || sent[0].Keyboard[0][0] != (Button{"Yes", "y"}) {
+		t.Fatalf("sendMessage with a JSON body: %d, sent %+v", resp.StatusCode, sent)
+	}
+}

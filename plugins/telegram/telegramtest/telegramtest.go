@@ -9,7 +9,8 @@
 // the 4096 UTF-16 limit of the visible text), editMessageText, deleteMessage,
 // sendChatAction, getFile and file downloads, sendPhoto/sendDocument/sendVoice
 // (multipart), setMyCommands, setWebhook/deleteWebhook and
-// answerCallbackQuery. Inline keyboards (reply_markup) of sends and edits
+// answerCallbackQuery, its parameters as a form, a multipart body or a
+// JSON object. Inline keyboards (reply_markup) of sends and edits
 // are checked as Telegram does (callback_data of 1-64 bytes) and kept as
 // Sent.Keyboard; an edit without reply_markup removes the keyboard.
 // PressButton taps a button of a sent message: it queues the callback_query
@@ -338,10 +339,36 @@ func parseParams(r *http.Request, req *Request) error {
 		}
 		return nil
 	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		return parseJSONParams(r, req)
+	}
 	if err := r.ParseForm(); err != nil {
 		return fmt.Errorf("bad form body: %w", err)
 	}
 	req.Params = r.Form
+	return nil
+}
+
+// parseJSONParams reads a JSON object body, as the Bot API accepts one:
+// a string is the parameter's value, anything else (a number, a bool, an
+// object such as reply_markup) its JSON text, as a form would carry it;
+// null is no parameter.
+func parseJSONParams(r *http.Request, req *Request) error {
+	var obj map[string]json.RawMessage
+	if err := json.NewDecoder(r.Body).Decode(&obj); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("bad JSON body: %w", err)
+	}
+	req.Params = url.Values{}
+	for k, raw := range obj {
+		var s string
+		switch {
+		case string(raw) == "null":
+		case json.Unmarshal(raw, &s) == nil:
+			req.Params.Set(k, s)
+		default:
+			req.Params.Set(k, string(raw))
+		}
+	}
 	return nil
 }
 
