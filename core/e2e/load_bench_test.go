@@ -198,6 +198,9 @@ type loadRoundOptions struct {
 	// sandbox turns the host's admin endpoint on and asks it, after the
 	// round, which sandbox its claudes ran in (loadResult.sandbox).
 	sandbox bool
+	// extra is more of the host's configuration (Host.Extra), e.g. its
+	// queue block.
+	extra string
 }
 
 // loadClawhostRoundWith is loadClawhostRound with o.
@@ -218,6 +221,7 @@ func loadClawhostRoundWith(b *testing.B, round int, claude string, agent Attrs, 
 	// starts.
 	runLog := filepath.Join(dir, "workspace", "claude-runs.jsonl")
 	h := loadHost(dir, claude, runLog, agent, srv.APIEndpoint())
+	h.Extra = o.extra
 	if o.sandbox {
 		h.Admin = Attrs{"listen": sdktest.FreeAddr(b)}
 	}

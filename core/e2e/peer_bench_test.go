@@ -29,7 +29,9 @@ package e2e
 //     may lose messages, and its rate counts the answered ones) and to
 //     clawhost with its defaults (sandboxed) at the warm budget the real
 //     CLI gets here (BenchmarkLoadTelegramRealBudget's) and at
-//     max_warm = 4 (BenchmarkLoadTelegram's);
+//     max_warm = 4 (BenchmarkLoadTelegram's), and at that budget with
+//     queue { mode = "collect" }: a chat's waiting messages answered
+//     together, as PicoClaw answers them;
 //   - then peerRounds rounds, medians, of a warm turn, in and out as
 //     BenchmarkOutboundTelegram measures them (update handed out →
 //     claude read the prompt; claude's result line → the first
@@ -354,7 +356,9 @@ func BenchmarkPeerTelegram(b *testing.B) {
 		warm := int(runner.DefaultWarmMemory(procmem.MemTotal()) / realCLIMemory)
 		budget := loadClawhostRound(b, 0, claude, Attrs{"max_warm": warm})
 		four := loadClawhostRound(b, 1, claude, nil)
-		b.Logf("load: clawhost %.0f msg/s (max_warm %d, the real CLI's budget), %.0f msg/s (max_warm 4)", budget.rate(), warm, four.rate())
+		collect := loadClawhostRoundWith(b, 2, claude, Attrs{"max_warm": warm}, loadRoundOptions{extra: "queue {\n  mode = \"collect\"\n}\n"})
+		b.Logf("load: clawhost %.0f msg/s (max_warm %d, the real CLI's budget), %.0f msg/s (max_warm 4), %.0f msg/s (the budget, queue mode \"collect\")",
+			budget.rate(), warm, four.rate(), collect.rate())
 
 		peerIO, peerCPU, peerFirstIO := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 		var fullIO, fullCPU, procIO, defFirstIO, offFirstIO []float64
@@ -403,6 +407,8 @@ func BenchmarkPeerTelegram(b *testing.B) {
 		b.ReportMetric(four.rate(), "clawhost-warm4-msgs/s")
 		b.ReportMetric(budget.rate()/bestRate, "load-x-best")
 		b.ReportMetric(four.rate()/bestRate, "load-warm4-x-best")
+		b.ReportMetric(collect.rate(), "clawhost-collect-msgs/s")
+		b.ReportMetric(collect.rate()/bestRate, "load-collect-x-best")
 	}
 }
 
