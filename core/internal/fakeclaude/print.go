@@ -37,8 +37,8 @@ func printMain() {
 	in, err := io.ReadAll(os.Stdin)
 	read := time.Now()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "fakeclaude: read the prompt:", err)
-		os.Exit(1)
+		fmt.Fprintln(os.Stderr, "fakeclaude: read the prompt:", err) // no result: the caller fails to read one
+		return
 	}
 	text := pendingUser(string(in))
 	marks := directives(text, "mark")
