@@ -101,16 +101,16 @@ type peerKind struct {
 	// token is the bot's token: telego, PicoClaw's Telegram library,
 	// accepts only a token of Telegram's shape.
 	token string
-	// configure writes the peer's configuration under dir for a bot on
-	// the fake Bot API at api (its base URL), claude run in work, and
-	// returns its arguments and what its environment adds.
-	configure func(b *testing.B, dir, work, api string) (args, env []string)
+	// configure writes the peer's configuration under dir for the bot
+	// token on the fake Bot API at api (its base URL), claude run in
+	// work, and returns its arguments and what its environment adds.
+	configure func(b *testing.B, dir, work, api, token string) (args, env []string)
 }
 
 // ccConnect is cc-connect as its config example sets it up: a claudecode
 // project (a stream-json claude kept per chat) and one Telegram platform,
 // its per-user rate limit off.
-var ccConnect = peerKind{name: "cc-connect", env: "CLAWHOST_PEER_CC_CONNECT", token: tgToken, configure: func(b *testing.B, dir, work, api string) ([]string, []string) {
+var ccConnect = peerKind{name: "cc-connect", env: "CLAWHOST_PEER_CC_CONNECT", token: tgToken, configure: func(b *testing.B, dir, work, api, token string) ([]string, []string) {
 	cfg := fmt.Sprintf(`data_dir = %q
 
 [log]
@@ -135,7 +135,7 @@ type = "telegram"
 [projects.platforms.options]
 token = %q
 allow_from = "*"
-`, filepath.Join(dir, "data"), work, tgToken)
+`, filepath.Join(dir, "data"), work, token)
 	path := filepath.Join(dir, "config.toml")
 	writePeerFile(b, path, cfg)
 	return []string{"--config", path}, []string{"CC_TG_SERVER=" + api}
@@ -144,7 +144,7 @@ allow_from = "*"
 // picoClaw is PicoClaw's gateway with its claude-cli provider (a
 // `claude -p` per model call, the fake in its print mode) and one
 // Telegram channel (its base_url setting names the fake Bot API).
-var picoClaw = peerKind{name: "picoclaw", env: "CLAWHOST_PEER_PICOCLAW", token: "123456789:AAHclawhostPeerBenchmarkToken012345", configure: func(b *testing.B, dir, work, api string) ([]string, []string) {
+var picoClaw = peerKind{name: "picoclaw", env: "CLAWHOST_PEER_PICOCLAW", token: "123456789:AAHclawhostPeerBenchmarkToken012345", configure: func(b *testing.B, dir, work, api, token string) ([]string, []string) {
 	cfg := map[string]any{
 		"version": 3,
 		"agents": map[string]any{"defaults": map[string]any{
@@ -152,7 +152,7 @@ var picoClaw = peerKind{name: "picoclaw", env: "CLAWHOST_PEER_PICOCLAW", token: 
 		"model_list": []map[string]any{{"model_name": "fake", "model": "claude-cli/claude-code", "workspace": work}},
 		"channel_list": map[string]any{"telegram": map[string]any{
 			"enabled": true, "type": "telegram", "allow_from": []string{"*"},
-			"settings": map[string]any{"token": "123456789:AAHclawhostPeerBenchmarkToken012345", "base_url": api, "streaming": map[string]any{"enabled": true}}}},
+			"settings": map[string]any{"token": token, "base_url": api, "streaming": map[string]any{"enabled": true}}}},
 		"gateway": map[string]any{"host": "127.0.0.1", "port": freePort(b), "log_level": "warn"},
 	}
 	data, _ := json.Marshal(cfg)
@@ -208,7 +208,7 @@ func startPeer(b *testing.B, kind peerBin, claude string) *peerGateway {
 		b.Fatal(err)
 	}
 	runLog := filepath.Join(dir, "claude-runs.jsonl")
-	args, env := kind.configure(b, dir, work, srv.URL())
+	args, env := kind.configure(b, dir, work, srv.URL(), kind.token)
 	log, err := os.Create(filepath.Join(dir, kind.name+".log"))
 	if err != nil {
 		b.Fatal(err)
@@ -258,8 +258,8 @@ func (p *peerGateway) turn(b *testing.B, chat int64, mark string) int {
 	}
 }
 
-// peerWarm is BenchmarkOutboundTelegram's round with cc-connect: its
-// spans and its CPU per warm turn.
+// peerWarm is BenchmarkOutboundTelegram's round with a peer: its spans
+// and its CPU per warm turn.
 func peerWarm(b *testing.B, pb peerBin, claude string) outResult {
 	p := startPeer(b, pb, claude)
 	defer p.stop()
@@ -278,8 +278,8 @@ func peerWarm(b *testing.B, pb peerBin, claude string) outResult {
 	return res
 }
 
-// peerFirst is BenchmarkFirstTurnTelegram's round with cc-connect: the
-// first turn of firstTurnChats new chats, in + out.
+// peerFirst is BenchmarkFirstTurnTelegram's round with a peer: the first
+// turn of firstTurnChats new chats, in + out.
 func peerFirst(b *testing.B, pb peerBin, claude string) []time.Duration {
 	p := startPeer(b, pb, claude)
 	defer p.stop()
@@ -297,8 +297,8 @@ func peerFirst(b *testing.B, pb peerBin, claude string) []time.Duration {
 	return out
 }
 
-// peerLoad is BenchmarkLoadTelegram's round with cc-connect. A message
-// it drops has no reply, so the round ends when every message has one or
+// peerLoad is BenchmarkLoadTelegram's round with a peer. A message it
+// drops has no reply, so the round ends when every message has one or
 // none came for peerLoadQuiet; the rate is the answered ones over the
 // time to the last.
 func peerLoad(b *testing.B, pb peerBin, claude string) (rate float64, lost, doubled int) {
